@@ -1,0 +1,118 @@
+"""A partie: 12 deals, the dealer moving clockwise, the deck shuffled only before the
+first deal and afterwards collected, cut and dealt as at a real table (R2).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Iterator
+
+from .cards import CARDS, Card
+from .deal import Deal
+
+DEALS_PER_PARTIE = 12
+CUT_RANGE = (2, 30)
+
+
+def shuffled_deck(seed: int | str | None) -> list[Card]:
+    """R2.2: a uniform shuffle from the partie's seed (top card first)."""
+    deck = list(CARDS)
+    random.Random(seed).shuffle(deck)
+    return deck
+
+
+def forhont_of(deal_index: int) -> int:
+    """R2.1: seat 0 is the forhont of deal 1 (index 0); the forhont moves clockwise."""
+    return deal_index % 3
+
+
+def cut(deck: list[Card], k: int) -> list[Card]:
+    """R2.5: lift k cards from the top and put them under the rest."""
+    lo, hi = CUT_RANGE
+    if not lo <= k <= hi:
+        raise ValueError(f"R2.5: the cut must leave at least two cards on each side: k={k} not in {lo}..{hi}")
+    return deck[k:] + deck[:k]
+
+
+def next_deck(finished: Deal, k: int) -> list[Card]:
+    """R2.3–R2.5: collect the finished deal's piles and cut k."""
+    return cut(finished.collected_deck(), k)
+
+
+class Partie:
+    """Twelve deals.  Start from a seed (shuffled deck) or from a given deck order.
+
+    The cut before each later deal is drawn from ``cut_rng`` (seeded from the
+    partie's seed unless given), or supplied by the caller of :meth:`next_deal`.
+    """
+
+    def __init__(self, deck: list[int] | None = None, *, seed: int | str | None = None,
+                 deals: int = DEALS_PER_PARTIE, cut_rng: random.Random | None = None):
+        if deck is None:
+            deck = shuffled_deck(seed)
+        self.initial_deck: list[Card] = [Card(c) for c in deck]
+        self.n_deals = deals
+        self.cut_rng = cut_rng or random.Random(f"cut:{seed}")
+        self.deals: list[Deal] = []
+        self.cuts: list[int | None] = []
+        self.current: Deal | None = None
+
+    @property
+    def done(self) -> bool:
+        return len(self.deals) == self.n_deals and (self.current is None or self.current.done)
+
+    def draw_cut(self) -> int:
+        return self.cut_rng.randint(*CUT_RANGE)
+
+    def next_deal(self, k: int | None = None) -> Deal:
+        """Start the next deal (after the previous one is finished)."""
+        if self.current is not None and not self.current.done:
+            raise ValueError("the current deal is not finished")
+        index = len(self.deals)
+        if index >= self.n_deals:
+            raise ValueError("the partie is over")
+        if index == 0:
+            deck = self.initial_deck
+            k = None
+        else:
+            if k is None:
+                k = self.draw_cut()
+            deck = next_deck(self.deals[-1], k)
+        deal = Deal(deck, forhont_of(index))
+        self.deals.append(deal)
+        self.cuts.append(k)
+        self.current = deal
+        return deal
+
+    def totals(self) -> list[int]:
+        t = [0, 0, 0]
+        for d in self.deals:
+            if d.result:
+                for s in range(3):
+                    t[s] += d.result.payments[s]
+        return t
+
+    def places(self) -> list[float]:
+        return places(self.totals())
+
+    def play(self, choose: Callable[[Deal], object]) -> "Partie":
+        """Play every deal in-process, ``choose(deal)`` giving the action for ``deal.to_move``."""
+        for _ in self.iter_deals():
+            d = self.current
+            while not d.done:
+                d.apply(choose(d))
+        return self
+
+    def iter_deals(self) -> Iterator[Deal]:
+        while len(self.deals) < self.n_deals:
+            yield self.next_deal()
+
+
+def places(totals: list[int]) -> list[float]:
+    """R9.7: most groše first; equal totals share the place (the mean of the shared ranks)."""
+    out = []
+    for t in totals:
+        better = sum(1 for u in totals if u > t)
+        equal = sum(1 for u in totals if u == t)
+        out.append(better + (equal + 1) / 2)
+    return out
