@@ -205,6 +205,39 @@ async def kill_process_group(pgid: int, grace: float = 0.2) -> None:
     kill_process_group_now(pgid, signal.SIGKILL)
 
 
+def _group_has_live_members(pgid: int) -> bool:
+    """Whether process group ``pgid`` still has a member that is not a zombie.
+
+    ``killpg(pgid, 0)`` alone also counts zombies (which may linger if the
+    init process of a container does not reap orphans), so on Linux the
+    members are looked up in /proc when the group still exists.
+    """
+    if pgid <= 1:
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
 def _wake(fut: asyncio.Future, value: int) -> None:
     if not fut.done():
         fut.set_result(value)
@@ -227,6 +260,8 @@ class BotProcess:
     term_wait = 0.2
     #: Wait after SIGKILL in :meth:`close`.
     kill_wait = 2.0
+    #: How long :meth:`close` waits for killed group members to disappear.
+    group_wait = 1.0
 
     def __init__(
         self,
@@ -818,8 +853,14 @@ class BotProcess:
     # ------------------------------------------------------------------ close
 
     async def close(self, grace: float = 0.5) -> None:
-        """Stop the bot and everything in its process group; never raises
-        (except for re-raising a cancellation of the caller, after cleanup)."""
+        """Stop the bot and everything in its process group.
+
+        Closes stdin, waits up to ``grace`` seconds for a voluntary exit, then
+        SIGTERMs and finally SIGKILLs the process group; members that outlive
+        the leader are killed as well, and the leader is reaped.  Idempotent;
+        never raises (a cancellation of the caller is re-raised after the
+        synchronous part of the cleanup has been done).
+        """
         if not self._started or self._closed:
             return
         if self._closing:
@@ -843,6 +884,13 @@ class BotProcess:
                 if not await self._wait_exit(self.term_wait):
                     kill_process_group_now(self._pid, signal.SIGKILL)
                     await self._wait_exit(self.kill_wait)
+            self._kill_and_reap()
+            # Signals are delivered asynchronously: wait (bounded) until the
+            # members that outlived the leader are really gone.
+            deadline = self._loop.time() + self.group_wait
+            while _group_has_live_members(self._pid) and self._loop.time() < deadline:
+                await asyncio.sleep(0.005)
+                kill_process_group_now(self._pid, signal.SIGKILL)
         except asyncio.CancelledError:
             self._finish()
             raise
@@ -871,29 +919,36 @@ class BotProcess:
             except OSError:
                 pass
 
+    def _kill_and_reap(self) -> None:
+        """SIGKILL the whole group, then reap the leader (synchronously)."""
+        if self._reaped:
+            return
+        # Kill the whole group, including children that outlived the leader.
+        # The leader is not reaped yet, so its pid (== pgid) cannot have been
+        # reused and signalling the group is safe.
+        kill_process_group_now(self._pid, signal.SIGKILL)
+        if not self._exited and not self._check_exit():
+            # Only reached when close() was cancelled, on kill(), or when the
+            # process is stuck: SIGKILL has been sent, give it a moment.
+            deadline = time.monotonic() + 0.5
+            while time.monotonic() < deadline and not self._check_exit():
+                time.sleep(0.002)
+        if self._exited:
+            try:
+                self._popen.wait(timeout=0.5)
+                self._reaped = True
+            except Exception:
+                pass
+            if self._returncode is None and self._popen.returncode is not None:
+                self._returncode = self._popen.returncode
+
     def _finish(self) -> None:
         if self._closed:
             return
         self._closed = True
         pid = self._pid
         try:
-            # Kill the whole group, including children that outlived the
-            # leader.  The leader is not reaped yet, so pid == pgid is safe.
-            kill_process_group_now(pid, signal.SIGKILL)
-            if not self._exited and not self._check_exit():
-                # Only reached when close() was cancelled or the process is
-                # stuck; SIGKILL has been sent, give it a moment.
-                deadline = time.monotonic() + 0.5
-                while time.monotonic() < deadline and not self._check_exit():
-                    time.sleep(0.005)
-            if self._exited and not self._reaped:
-                try:
-                    self._popen.wait(timeout=0.5)
-                    self._reaped = True
-                except Exception:
-                    pass
-                if self._returncode is None and self._popen.returncode is not None:
-                    self._returncode = self._popen.returncode
+            self._kill_and_reap()
         except Exception:
             pass
         finally:

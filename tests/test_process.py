@@ -1,0 +1,579 @@
+"""Tests for referee.process: spawning bots, line I/O, limits and cleanup.
+
+Bots are tiny inline Python programs run with ``sys.executable -c``.  Timing
+assertions are only lower bounds (the machine may be slow and noisy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import stat
+import sys
+import textwrap
+import time
+
+import pytest
+
+from referee import process as process_mod
+from referee.process import BotCommand, BotFault, BotProcess, FaultKind
+
+PY = sys.executable
+
+ECHO = textwrap.dedent(
+    """
+    import sys
+    for line in sys.stdin:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+    """
+)
+
+
+def make_bot(code: str, **kwargs) -> BotProcess:
+    cwd = kwargs.pop("cwd", None)
+    env = kwargs.pop("env", None)
+    return BotProcess(BotCommand([PY, "-c", textwrap.dedent(code)], cwd=cwd, env=env), **kwargs)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def _proc_state(pid: int) -> tuple[str, int] | None:
+    """(state letter, pgrp) of a process, or None if it does not exist."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(")") + 2 :].split()
+    return fields[0], int(fields[2])
+
+
+def pid_running(pid: int) -> bool:
+    """True if ``pid`` exists and is not a zombie."""
+    if os.path.isdir("/proc"):
+        st = _proc_state(pid)
+        return st is not None and st[0] not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def group_members(pgid: int) -> list[int]:
+    """Non-zombie processes in process group ``pgid``."""
+    if not os.path.isdir("/proc"):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        return [pgid]
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = _proc_state(int(name))
+            if st is not None and st[1] == pgid and st[0] not in ("Z", "X"):
+                found.append(int(name))
+    return found
+
+
+async def expect_fault(coro, kind: FaultKind) -> BotFault:
+    with pytest.raises(BotFault) as info:
+        await coro
+    assert info.value.kind == kind, info.value
+    return info.value
+
+
+# ---------------------------------------------------------------- round trip
+
+
+def test_echo_round_trip():
+    async def main():
+        bot = make_bot(ECHO, name="echo")
+        await bot.start()
+        try:
+            assert bot.alive and bot.returncode is None
+            for i in range(20):
+                answer, elapsed = await bot.request({"id": i, "text": "žluťoučký kůň"}, 5.0)
+                assert answer == {"id": i, "text": "žluťoučký kůň"}
+                assert elapsed >= 0
+            await bot.send({"id": 100})
+            assert await bot.receive(5.0) == {"id": 100}
+        finally:
+            await bot.close()
+        assert not bot.alive
+        assert bot.returncode == 0  # the echo loop ends cleanly on stdin EOF
+        await bot.close()  # idempotent
+
+    run(main())
+
+
+def test_several_lines_in_one_write_crlf_and_blank_lines():
+    code = """
+        import sys
+        sys.stdin.readline()
+        sys.stdout.write('\\n{"id":1}\\r\\n\\n{"id":2}\\n{"id":3}')
+        sys.stdout.flush()
+        sys.stdout.write('\\n')
+        sys.stdout.flush()
+        sys.stdin.readline()
+    """
+
+    async def main():
+        bot = make_bot(code)
+        await bot.start()
+        try:
+            assert (await bot.request({"id": 0}, 5.0))[0] == {"id": 1}
+            assert await bot.receive(5.0) == {"id": 2}
+            assert await bot.receive(5.0) == {"id": 3}
+        finally:
+            await bot.close()
+
+    run(main())
+
+
+def test_transcript_sees_both_directions():
+    lines: list[tuple[str, str]] = []
+
+    async def main():
+        bot = make_bot(ECHO, transcript=lambda d, l: lines.append((d, l)))
+        await bot.start()
+        try:
+            await bot.request({"id": 7, "a": [1, 2]}, 5.0)
+        finally:
+            await bot.close()
+
+    run(main())
+    assert lines == [("send", '{"id":7,"a":[1,2]}'), ("recv", '{"id":7,"a":[1,2]}')]
+
+
+def test_cwd_and_env_are_honoured(tmp_path):
+    code = """
+        import json, os, sys
+        sys.stdin.readline()
+        print(json.dumps({"cwd": os.getcwd(), "var": os.environ.get("MARIAS_TEST_VAR"),
+                          "path": "PATH" in os.environ}), flush=True)
+    """
+
+    async def main():
+        bot = make_bot(code, cwd=str(tmp_path), env={"MARIAS_TEST_VAR": "jedna"})
+        await bot.start()
+        try:
+            answer, _ = await bot.request({"id": 1}, 5.0)
+        finally:
+            await bot.close()
+        return answer
+
+    answer = run(main())
+    assert os.path.samefile(answer["cwd"], tmp_path)
+    assert answer["var"] == "jedna"
+    assert answer["path"] is True  # env entries are added, not a replacement
+
+
+# -------------------------------------------------------------------- faults
+
+
+def test_exit_at_start_reports_return_code():
+    async def main():
+        bot = make_bot("import sys; sys.exit(3)")
+        await bot.start()
+        try:
+            fault = await expect_fault(bot.request({"id": 1}, 5.0), FaultKind.EXIT)
+            assert "3" in fault.message
+        finally:
+            await bot.close()
+        assert bot.returncode == 3
+        assert not bot.alive
+
+    run(main())
+
+
+def test_exit_after_answer_and_stderr_evidence():
+    code = """
+        import sys
+        sys.stdin.readline()
+        print('{"id":1}', flush=True)
+        sys.stderr.write("Traceback: something broke\\n")
+        sys.exit(5)
+    """
+
+    async def main():
+        bot = make_bot(code)
+        await bot.start()
+        try:
+            assert (await bot.request({"id": 1}, 5.0))[0] == {"id": 1}
+            fault = await expect_fault(bot.request({"id": 2}, 5.0), FaultKind.EXIT)
+            assert "return code 5" in fault.message
+            assert "something broke" in fault.evidence
+            assert "something broke" in bot.stderr_tail
+            assert fault.to_dict()["kind"] == "exit"
+        finally:
+            await bot.close()
+        assert bot.returncode == 5
+
+    run(main())
+
+
+def test_hang_times_out():
+    async def main():
+        bot = make_bot("import time; time.sleep(1000)")
+        await bot.start()
+        try:
+            fault = await expect_fault(bot.request({"id": 1}, 0.3), FaultKind.TIMEOUT)
+            assert fault.elapsed >= 0.3
+            assert bot.alive
+        finally:
+            await bot.close(grace=0.1)
+        assert not bot.alive
+        assert bot.returncode is not None and bot.returncode < 0
+        assert not group_members(bot.pgid)
+
+    run(main())
+
+
+def test_partial_line_then_timeout_keeps_evidence():
+    code = """
+        import sys, time
+        sys.stdin.readline()
+        sys.stdout.write('{"id": 1, "unfinished')
+        sys.stdout.flush()
+        time.sleep(1000)
+    """
+
+    async def main():
+        bot = make_bot(code)
+        await bot.start()
+        try:
+            fault = await expect_fault(bot.request({"id": 1}, 0.5), FaultKind.TIMEOUT)
+            assert fault.evidence == '{"id": 1, "unfinished'
+            assert fault.elapsed >= 0.5
+        finally:
+            await bot.close(grace=0.05)
+
+    run(main())
+
+
+@pytest.mark.parametrize(
+    "payload, evidence",
+    [
+        ("b'this is not json\\n'", "this is not json"),
+        ("b'[1, 2, 3]\\n'", "[1, 2, 3]"),
+        ("b'\"just a string\"\\n'", '"just a string"'),
+        ("b'{\"a\": NaN}\\n'", '{"a": NaN}'),
+        ("b'\\xff\\xfe{}\\n'", None),
+    ],
+    ids=["garbage", "array", "string", "nan", "not-utf8"],
+)
+def test_malformed_lines(payload, evidence):
+    code = f"""
+        import sys
+        sys.stdin.readline()
+        sys.stdout.buffer.write({payload})
+        sys.stdout.flush()
+        sys.stdin.readline()
+    """
+
+    async def main():
+        bot = make_bot(code)
+        await bot.start()
+        try:
+            fault = await expect_fault(bot.request({"id": 1}, 5.0), FaultKind.MALFORMED)
+            if evidence is not None:
+                assert fault.evidence == evidence
+            else:
+                assert fault.evidence  # something printable
+        finally:
+            await bot.close()
+
+    run(main())
+
+
+def test_huge_line_without_newline_is_line_too_long():
+    code = """
+        import sys
+        sys.stdin.readline()
+        chunk = b"x" * (1 << 20)
+        for _ in range(50):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+        import time; time.sleep(1000)
+    """
+
+    async def main():
+        bot = make_bot(code)
+        await bot.start()
+        try:
+            fault = await expect_fault(bot.request({"id": 1}, 20.0), FaultKind.LINE_TOO_LONG)
+            assert fault.evidence.startswith("x" * 300)
+            assert fault.evidence.endswith("bytes)")
+            assert len(fault.evidence) < 400
+            assert len(bot._buf) <= bot.max_line + 65536
+        finally:
+            await bot.close(grace=0.05)
+
+    run(main())
+
+
+def test_long_line_is_skipped_and_next_line_is_readable():
+    code = """
+        import sys
+        sys.stdin.readline()
+        sys.stdout.write("y" * 5000 + "\\n" + '{"id":2}\\n')
+        sys.stdout.flush()
+        sys.stdin.readline()
+    """
+
+    async def main():
+        bot = make_bot(code, max_line=100)
+        await bot.start()
+        try:
+            await expect_fault(bot.request({"id": 1}, 5.0), FaultKind.LINE_TOO_LONG)
+            assert await bot.receive(5.0) == {"id": 2}
+        finally:
+            await bot.close()
+
+    run(main())
+
+
+def test_closed_stdout_while_running():
+    code = """
+        import os, sys, time
+        sys.stdin.readline()
+        os.close(1)
+        time.sleep(1000)
+    """
+
+    async def main():
+        bot = make_bot(code)
+        await bot.start()
+        try:
+            await expect_fault(bot.request({"id": 1}, 5.0), FaultKind.CLOSED)
+            assert bot.alive
+        finally:
+            await bot.close(grace=0.05)
+        assert not bot.alive
+
+    run(main())
+
+
+def test_missing_program_and_bad_cwd_are_start_faults(tmp_path):
+    script = tmp_path / "not_executable.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+    async def main():
+        for command in (
+            BotCommand([str(tmp_path / "no-such-program")]),
+            BotCommand([str(script)]),
+            BotCommand([PY, "-c", "pass"], cwd=str(tmp_path / "missing-dir")),
+            BotCommand([]),
+        ):
+            bot = BotProcess(command, stderr_path=tmp_path / "err.log")
+            fault = await expect_fault(bot.start(), FaultKind.START)
+            assert fault.message
+            assert not bot.alive
+            await bot.close()  # harmless on a never-started bot
+
+    run(main())
+
+
+def test_write_timeout_when_bot_never_reads():
+    async def main():
+        bot = make_bot("import time; time.sleep(1000)", write_timeout=0.3)
+        await bot.start()
+        try:
+            fault = await expect_fault(bot.send({"blob": "z" * 2_000_000}), FaultKind.TIMEOUT)
+            assert fault.elapsed >= 0.3
+        finally:
+            await bot.close(grace=0.05)
+
+    run(main())
+
+
+# -------------------------------------------------------------------- stderr
+
+
+def test_stderr_flood_is_capped_and_bot_keeps_answering(tmp_path):
+    log = tmp_path / "logs" / "bot.stderr"
+    log.parent.mkdir()
+    log.write_bytes(b"earlier run\n")
+    cap = 100_000
+    code = """
+        import sys
+        line = b"e" * 1023 + b"\\n"
+        sys.stdin.readline()
+        for _ in range(20 * 1024):          # 20 MiB
+            sys.stderr.buffer.write(line)
+        sys.stderr.flush()
+        print('{"id":1}', flush=True)
+        for line in sys.stdin:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+    """
+
+    async def main():
+        bot = make_bot(code, stderr_path=log, stderr_cap=cap)
+        await bot.start()
+        try:
+            assert (await bot.request({"id": 1}, 15.0))[0] == {"id": 1}
+            assert (await bot.request({"id": 2}, 5.0))[0] == {"id": 2}
+            assert bot.alive
+        finally:
+            await bot.close()
+
+    run(main())
+    data = log.read_bytes()
+    assert data.startswith(b"earlier run\n")
+    body = data[len(b"earlier run\n") :]
+    marker = f"[marias: stderr truncated at {cap} bytes]\n".encode()
+    assert body.endswith(marker)
+    captured = body[: cap]
+    assert captured == (b"e" * 1023 + b"\n") * (cap // 1024) + b"e" * (cap % 1024)
+    assert len(body) == cap + 1 + len(marker)  # "\n" closes the cut line
+
+
+def test_stderr_below_cap_is_copied_verbatim(tmp_path):
+    log = tmp_path / "bot.stderr"
+    code = """
+        import sys
+        sys.stderr.write("hello from stderr\\n")
+        sys.stderr.flush()
+        sys.stdin.readline()
+    """
+
+    async def main():
+        bot = make_bot(code, stderr_path=log)
+        await bot.start()
+        await bot.close()
+
+    run(main())
+    assert log.read_text() == "hello from stderr\n"
+
+
+# ------------------------------------------------------------------- cleanup
+
+CHILD_SPAWNER = f"""
+    import json, subprocess, sys
+    sys.stdin.readline()
+    child = subprocess.Popen([{PY!r}, "-c", "import time; time.sleep(1000)"])
+    print(json.dumps({{"child": child.pid}}), flush=True)
+    sys.exit(0)
+"""
+
+
+def _check_child_spawner():
+    async def main():
+        bot = make_bot(CHILD_SPAWNER)
+        await bot.start()
+        pgid = bot.pgid
+        try:
+            answer, _ = await bot.request({"id": 1}, 5.0)
+            child = answer["child"]
+            # The leader is gone but the child still holds stdout open: this
+            # must be reported as an exit, not run into the timeout.
+            fault = await expect_fault(bot.receive(10.0), FaultKind.EXIT)
+            assert "return code 0" in fault.message
+            assert pid_running(child)
+        finally:
+            await bot.close()
+        assert not pid_running(child)
+        assert group_members(pgid) == []
+        return child
+
+    run(main())
+
+
+def test_children_holding_pipes_are_killed_on_close():
+    _check_child_spawner()
+
+
+def test_thread_exit_watcher_fallback(monkeypatch):
+    monkeypatch.setattr(process_mod, "_USE_PIDFD", False)
+    _check_child_spawner()
+
+
+def test_close_escalates_to_sigkill_when_sigterm_is_ignored():
+    code = """
+        import signal, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print('{"ready":true}', flush=True)
+        time.sleep(1000)
+    """
+
+    async def main():
+        bot = make_bot(code)
+        await bot.start()
+        pgid = bot.pgid
+        assert await bot.receive(5.0) == {"ready": True}
+        await bot.close(grace=0.1)
+        assert bot.returncode == -signal.SIGKILL
+        assert group_members(pgid) == []
+
+    run(main())
+
+
+def test_cancelled_request_then_close_still_cleans_up():
+    async def main():
+        bot = make_bot("import time; time.sleep(1000)")
+        await bot.start()
+        task = asyncio.create_task(bot.request({"id": 1}, None))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await bot.close(grace=0.05)
+        assert not bot.alive
+        assert group_members(bot.pgid) == []
+
+    run(main())
+
+
+def test_close_wakes_a_pending_receive():
+    async def main():
+        bot = make_bot("import time; time.sleep(1000)")
+        await bot.start()
+        reader = asyncio.create_task(bot.receive(None))
+        await asyncio.sleep(0.1)
+        await bot.close(grace=0.05)
+        with pytest.raises(BotFault) as info:
+            await reader
+        assert info.value.kind == FaultKind.EXIT
+        with pytest.raises(BotFault):
+            await bot.send({"id": 1})
+
+    run(main())
+
+
+def test_use_after_close_and_context_manager():
+    async def main():
+        async with make_bot(ECHO) as bot:
+            assert (await bot.request({"id": 1}, 5.0))[0] == {"id": 1}
+        assert bot.closed and not bot.alive
+        fault = await expect_fault(bot.request({"id": 2}, 1.0), FaultKind.EXIT)
+        assert "closed" in fault.message
+
+    run(main())
+
+
+# ----------------------------------------------------------------- BotFault
+
+
+def test_bot_fault_evidence_truncation_and_dict():
+    text = "á" * 1000
+    ev = process_mod._evidence(text.encode())
+    assert ev == "á" * 300 + "…(2000 bytes)"
+    assert process_mod._evidence(b"short") == "short"
+    fault = BotFault(FaultKind.TIMEOUT, "too slow", ev, 1.25)
+    assert fault.to_dict() == {
+        "kind": "timeout",
+        "message": "too slow",
+        "evidence": ev,
+        "elapsed": 1.25,
+    }
+    assert str(FaultKind.LINE_TOO_LONG) == "line-too-long"
+    assert FaultKind("wrong-id") is FaultKind.WRONG_ID
+    assert "timeout" in str(fault)
