@@ -34,6 +34,40 @@ def cut(deck: list[Card], k: int) -> list[Card]:
     return deck[k:] + deck[:k]
 
 
+def deck_from_hands(hands, forhont: int = 0) -> list[Card]:
+    """The deck (top card first) that deals ``hands`` to the seats: the inverse of R2.6.
+
+    ``hands`` maps each seat (0, 1, 2) to its cards in hand order, as card codes
+    (``"Ah"``), :class:`Card` values or one string of codes; the forhont holds 12
+    cards, the others 10.  Blocks of 7-5-5-5-5-5 are laid out forhont, middle,
+    dealer, forhont, middle, dealer, so ``Deal(deck_from_hands(h, f), f).hands == h``.
+    """
+    def cards_of(value) -> list[Card]:
+        if isinstance(value, str):
+            value = value.replace(",", " ").split()
+        return [c if isinstance(c, Card) else Card.parse(c) if isinstance(c, str) else Card(c) for c in value]
+
+    by_seat = {int(s): cards_of(h) for s, h in (hands.items() if isinstance(hands, dict) else enumerate(hands))}
+    if sorted(by_seat) != [0, 1, 2]:
+        raise ValueError(f"R1.5: hands for seats 0, 1 and 2 are needed, got seats {sorted(by_seat)}")
+    order = (forhont % 3, (forhont + 1) % 3, (forhont + 2) % 3)
+    for seat in order:
+        want = 12 if seat == order[0] else 10
+        if len(by_seat[seat]) != want:
+            raise ValueError(f"R2.6: seat {seat} must hold {want} cards, got {len(by_seat[seat])}")
+    deck: list[Card] = []
+    taken = {s: 0 for s in order}
+    for block, size in enumerate((7, 5, 5, 5, 5, 5)):
+        seat = order[block % 3]
+        deck.extend(by_seat[seat][taken[seat]:taken[seat] + size])
+        taken[seat] += size
+    if len(set(deck)) != 32:
+        seen: set[int] = set()
+        dupes = sorted({str(c) for c in deck if c in seen or seen.add(c)})
+        raise ValueError(f"R1.1: the hands must hold each of the 32 cards once; repeated {' '.join(dupes)}")
+    return deck
+
+
 def next_deck(finished: Deal, k: int) -> list[Card]:
     """R2.3–R2.5: collect the finished deal's piles and cut k."""
     return cut(finished.collected_deck(), k)
