@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import List, Optional
 
 import typer
@@ -41,6 +42,67 @@ def _three(items: List[str]) -> List[str]:
     if len(items) != 3:
         raise typer.BadParameter(f"give exactly three bots (one per seat), got {len(items)}", param_hint="--bot")
     return list(items)
+
+
+# ------------------------------------------------------------------ match
+@app.command()
+def match(
+    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times, seats 0, 1, 2: a built-in bot (random, robot, random:SEED) or a command line, e.g. \"node examples/js/bot.js\"."),
+    partie: int = typer.Option(1, "--partie", "-n", min=1, help="How many partie (12 deals each) to play."),
+    seed: str = typer.Option("1", help="Match seed: partie N shuffles with SEED:N (and draws its cuts from it)."),
+    deck: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="File of starting decks, one per line (32 card codes); partie N uses line N."),
+    move_time: int = typer.Option(2000, "--move-time", min=1, help="Time limit per decision, in ms."),
+    startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time limit for a bot to start and answer hello, in ms."),
+    bank: Optional[int] = typer.Option(None, "--bank", min=1, help="Optional per-partie time bank in ms (a decision may use at most min(move time, bank))."),
+    increment: int = typer.Option(0, "--increment", min=0, help="Added to the bank at each decision, in ms."),
+    max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie before a bot is replaced by the built-in robot (R12.3)."),
+    log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Folder for the match log (JSON Lines), bots' stderr and transcripts."),
+    transcript: bool = typer.Option(False, "--transcript", help="Keep every line sent to and received from each seat (next to the log)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+):
+    """Play a match between three bots and print groše per seat per partie and in total."""
+    from datetime import datetime, timezone
+
+    from .match import BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
+
+    specs = []
+    for i, b in enumerate(_three(bot)):
+        try:
+            specs.append(BotSpec.parse(b, seed=f"{seed}:{i}"))
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--bot")
+    decks = None
+    if deck is not None:
+        try:
+            decks = load_decks(deck)
+        except (OSError, ValueError) as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2)
+        if len(decks) < partie:
+            typer.echo(f"error: {deck} holds {len(decks)} deck(s) but --partie is {partie}", err=True)
+            raise typer.Exit(2)
+    log_path = None
+    if log is not None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        log_path = log / f"match-{stamp}-s{seed}.jsonl"
+    config = MatchConfig(
+        bots=specs, partie=partie, seed=seed, decks=decks,
+        limits=Limits(startup_ms=startup_time, move_ms=move_time, bank_ms=bank, increment_ms=increment),
+        policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript,
+    )
+    progress = None if quiet or as_json else (lambda line: typer.echo(line, err=True))
+    result = run_match(config, progress)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return
+    from .tables import match_rows, seat_rows
+
+    typer.echo(tabulate(match_rows(result), headers="keys", tablefmt="simple"))
+    typer.echo("")
+    typer.echo(tabulate(seat_rows(result), headers="keys", tablefmt="simple"))
+    if log_path is not None:
+        typer.echo(f"\nlog: {log_path}")
 
 
 # ------------------------------------------------------------------ bot

@@ -72,3 +72,30 @@ def partie_summary(partie: Partie, names: list[str]) -> list[dict]:
 
 def _place(p: float) -> str:
     return str(int(p)) if p == int(p) else f"{p:g}"
+
+
+def match_rows(result) -> list[dict]:
+    """Groše per seat per partie and in total (a :class:`referee.match.MatchResult`)."""
+    rows = []
+    for i, t in enumerate(result.partie_totals, 1):
+        rows.append({"partie": i, **{f"seat {s}: {result.names[s]}": t[s] for s in range(3)}})
+    rows.append({"partie": "total", **{f"seat {s}: {result.names[s]}": result.totals[s] for s in range(3)}})
+    return rows
+
+
+def seat_rows(result) -> list[dict]:
+    rows = []
+    for s in range(3):
+        st = result.stats[s]
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(st.faults.items())) or "-"
+        rows.append({
+            "seat": s,
+            "bot": result.names[s],
+            "groše": result.totals[s],
+            "decisions": st.decisions,
+            "mean ms": round(st.total_ms / st.decisions, 2) if st.decisions else 0,
+            "max ms": round(st.max_ms, 1),
+            "faults": faults,
+            "replaced by robot in partie": ", ".join(map(str, st.replaced_in)) or "-",
+        })
+    return rows

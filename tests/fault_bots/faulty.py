@@ -1,0 +1,86 @@
+"""A bot that plays random legal actions and misbehaves on purpose.
+
+Usage: faulty.py MODE [AT]  — misbehave at the AT-th request (default 5).
+Modes: exit-at-start, die, hang, late, garbage, wrong-id, illegal, huge-line,
+stderr-flood, close-stdout, child-keeps-pipe, unexpected, ok.
+With FAULTY_ONCE=PATH in the environment it misbehaves only if PATH does not
+exist yet (and creates it), so a restarted bot plays cleanly.
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+mode = sys.argv[1]
+at = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+rng = random.Random(7)
+out = sys.stdout
+once = os.environ.get("FAULTY_ONCE")
+if once:
+    if os.path.exists(once):
+        mode = "ok"
+    else:
+        open(once, "w").close()
+
+
+def send(obj):
+    out.write(json.dumps(obj) + "\n")
+    out.flush()
+
+
+if mode == "exit-at-start":
+    sys.exit(3)
+
+n = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    t = msg.get("type")
+    if t == "hello":
+        send({"type": "hello", "protocol": 1, "name": f"faulty-{mode}", "version": "1"})
+        continue
+    if t == "bye":
+        break
+    if t != "request":
+        continue
+    n += 1
+    legal = msg["legal"]
+    answer = {"type": "action", "id": msg["id"], "action": rng.choice(legal)}
+    if n == at:
+        if mode == "die":
+            os._exit(1)
+        if mode == "hang":
+            time.sleep(3600)
+        if mode == "late":
+            time.sleep(msg["time_ms"] / 1000 + 0.3)
+        if mode == "garbage":
+            out.write("this is not json\n")
+            out.flush()
+            continue
+        if mode == "wrong-id":
+            answer["id"] = msg["id"] + 1000
+        if mode == "illegal":
+            answer["action"] = "play:Zz" if msg["decision"] == "play" else "contract:durch"
+        if mode == "unexpected":
+            answer = {"type": "hello", "protocol": 1}
+        if mode == "huge-line":
+            chunk = "x" * (1 << 20)
+            for _ in range(50):
+                out.write(chunk)
+            out.flush()
+            time.sleep(3600)
+        if mode == "close-stdout":
+            out.close()
+            os.close(1)
+            time.sleep(3600)
+        if mode == "child-keeps-pipe":
+            subprocess.Popen(["sleep", "3600"])
+            os._exit(0)
+    if mode == "stderr-flood" and n == at:
+        block = "e" * 65536 + "\n"
+        for _ in range(320):  # 20 MB
+            sys.stderr.write(block)
+        sys.stderr.flush()
+    send(answer)
