@@ -29,3 +29,40 @@ def decode(line: str | bytes) -> dict:
     if not isinstance(obj, dict):
         raise ValueError(f"a message is a JSON object, got {type(obj).__name__}")
     return obj
+
+
+# ---------------------------------------------------------------- builders
+# The referee builds every message it sends with these, so PROTOCOL.md and the
+# schemas in protocol/schema/ describe exactly one place.
+
+def hello(referee_version: str, limits: dict) -> dict:
+    return {"type": "hello", "protocol": PROTOCOL_VERSION, "referee": f"marias {referee_version}", "limits": limits}
+
+
+def partie_start(partie: int, seat: int, deals: int, players: list[str]) -> dict:
+    return {"type": "partie_start", "partie": partie, "seat": seat, "deals": deals, "players": players}
+
+
+def deal_start(partie: int, deal: int, seat: int, forhont: int, dealer: int, cut: int | None) -> dict:
+    return {"type": "deal_start", "partie": partie, "deal": deal, "seat": seat, "forhont": forhont,
+            "middle": (forhont + 1) % 3, "dealer": dealer, "cut": cut}
+
+
+def request(id: int, partie: int, deal: int, decision: str, view: dict, legal: list[str], time_ms: int | None) -> dict:
+    return {"type": "request", "id": id, "partie": partie, "deal": deal, "decision": decision,
+            "time_ms": time_ms, "view": view, "legal": legal}
+
+
+def event(partie: int, deal: int, body: dict) -> dict:
+    return {"type": "event", "partie": partie, "deal": deal, "event": body}
+
+
+def deal_end(partie: int, deal: int, seat: int, view: dict, result: dict) -> dict:
+    return {"type": "deal_end", "partie": partie, "deal": deal, "seat": seat, "view": view, "result": result}
+
+
+def partie_end(partie: int, totals: list[int], places: list[float]) -> dict:
+    return {"type": "partie_end", "partie": partie, "totals": totals, "places": places}
+
+
+BYE = {"type": "bye"}

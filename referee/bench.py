@@ -43,3 +43,92 @@ def engine(deals: int = 3000, repeats: int = 5, seed: int = 1) -> dict:
         "us_per_decision": round(statistics.median(per_decision), 2),
         "all_deals_per_second": [round(x, 1) for x in rates],
     }
+
+
+ECHO_BOT = "import sys\nr=sys.stdin.buffer.readline\nw=sys.stdout.buffer\nwhile True:\n    l=r()\n    if not l: break\n    w.write(l); w.flush()\n"
+
+
+def _typical_request() -> dict:
+    """A real play request from the middle of a trump game (what the referee sends most)."""
+    from protocol import messages as M
+
+    from .deal import PLAY
+    for seed in range(100):
+        partie = Partie(seed=f"typical:{seed}")
+        deal = partie.next_deal()
+        rng = random.Random(seed)
+        while not deal.done and deal.phase != PLAY:
+            legal = deal.legal_actions()
+            pref = [a for a in legal if a.kind in ("barva", "dobra", "contract", "trump")]
+            deal.apply(rng.choice(pref or legal))
+        for _ in range(10):
+            if deal.done:
+                break
+            deal.apply(deal.legal_actions()[0])
+        if not deal.done:
+            return M.request(1, 1, 1, deal.decision, deal.view(deal.to_move), [str(a) for a in deal.legal_actions()], 2000)
+    raise RuntimeError("no trump game found for the typical request")
+
+
+def raw_round_trip(n: int = 3000, message: dict | None = None) -> float:
+    """Seconds per round trip of one request-sized line through a trivial echo process
+    (blocking pipes, no parsing: the floor any referee pays)."""
+    import json
+    import subprocess
+    import sys
+    line = (json.dumps(message or _typical_request(), separators=(",", ":")) + "\n").encode()
+    import os
+    p = subprocess.Popen([sys.executable, "-c", ECHO_BOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    wfd, rfd = p.stdin.fileno(), p.stdout.fileno()
+
+    def trip() -> None:
+        os.write(wfd, line)
+        got = 0
+        while True:
+            chunk = os.read(rfd, 1 << 16)
+            got += len(chunk)
+            if chunk.endswith(b"\n") and got >= len(line):
+                return
+
+    try:
+        for _ in range(200):  # warm up
+            trip()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            trip()
+        return (time.perf_counter() - t0) / n
+    finally:
+        p.stdin.close()
+        p.wait()
+
+
+def referee(partie: int = 3, seed: int = 1) -> dict:
+    """Deals per second with three external ``random`` bots, and the referee's cost per
+    decision as a ratio to a raw echo round trip measured in the same run."""
+    from .match import BotSpec, Limits, MatchConfig, Referee
+    import asyncio
+
+    specs = [BotSpec.parse("random", seed=f"bench:{i}") for i in range(3)]
+    config = MatchConfig(bots=specs, partie=partie, seed=f"bench:{seed}", limits=Limits(move_ms=10_000), keep_partie=True)
+    ref = Referee(config)
+    result = asyncio.run(ref.run())
+    wall = ref.play_seconds
+    decisions = sum(s.decisions for s in result.stats)
+    bot_ms = sum(s.total_ms for s in result.stats)
+    deals = sum(len(p.deals) for p in result.parties)
+    raw = raw_round_trip()
+    per_decision = wall / decisions
+    return {
+        "benchmark": "referee",
+        "partie": partie,
+        "deals": deals,
+        "decisions": decisions,
+        "wall_s": round(wall, 3),
+        "deals_per_second": round(deals / wall, 1),
+        "us_per_decision_wall": round(per_decision * 1e6, 1),
+        "us_per_decision_waiting_for_bots": round(bot_ms * 1000 / decisions, 1),
+        "us_raw_echo_round_trip": round(raw * 1e6, 1),
+        "ratio_wall_per_decision_to_raw": round(per_decision / raw, 2),
+        "ratio_round_trip_to_raw": round(bot_ms / 1000 / decisions / raw, 2),
+        "note": "wall = from the end of the handshakes to the last deal_end; raw = same-size line through an echo process",
+    }

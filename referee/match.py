@@ -288,6 +288,7 @@ class Referee:
         self.log = None
         self._transcripts = []
         self.parties: list[Partie] = []
+        self.play_seconds = 0.0
 
     async def run(self) -> MatchResult:
         cfg = self.config
@@ -310,6 +311,7 @@ class Referee:
                     await p.ensure_started(M.partie_start(cfg.partie_offset + 1, p.seat, 12, [b.label for b in cfg.bots]))
                 except BotFault as f:
                     p.pending_fault = f  # charged at the first deal (R12.1: the bot process ended)
+            t_play = time.perf_counter()
             if cfg.log_path is not None:
                 from .log import LogWriter
                 self.log = LogWriter(cfg.log_path, self._header(players))
@@ -323,6 +325,7 @@ class Referee:
                 if cfg.keep_partie:
                     self.parties.append(partie)
                 self.progress(f"partie {n}: {totals}")
+            self.play_seconds = time.perf_counter() - t_play
             if self.log is not None:
                 self.log.close()
         finally:
