@@ -74,6 +74,10 @@ class Fault:
         return d
 
 
+#: ``_finish_trump_game``: find the trump seven in the 10th trick (not given by a lay).
+_FROM_LAST_TRICK = object()
+
+
 def _pairs(mask_list: list[int]) -> list[tuple[int, int]]:
     return [(a, b) for a in mask_list for b in mask_list if a != b]
 
@@ -573,7 +577,7 @@ class Deal:
     def _side_hlasky(self, actor_side: bool) -> list[Hlaska]:
         return [h for h in self.hlasky if (h.seat == self.actor) == actor_side]
 
-    def _finish_trump_game(self, last_winner: int, last_card: Card, notes: tuple[str, ...] = (), seven_in_last: tuple[int, bool] | None = None) -> None:
+    def _finish_trump_game(self, last_winner: int, last_card: Card, notes: tuple[str, ...] = (), seven_in_last: tuple[int, bool] | None | object = _FROM_LAST_TRICK) -> None:
         """Score a played trump game (R7.6–R7.10, R9).
 
         ``seven_in_last`` is (holder, won) for the trump seven in the last trick,
@@ -582,7 +586,8 @@ class Deal:
         actor = self.actor
         red = self.cervene
         lv = self.levels
-        if seven_in_last is None:
+        if seven_in_last is _FROM_LAST_TRICK:
+            seven_in_last = None
             seven = self.trump * 8 + SEVEN
             last_leader, cards, winner = self.tricks[-1]
             if seven in cards:
