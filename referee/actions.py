@@ -27,7 +27,7 @@ blind trump card).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .cards import Card, CardError
@@ -62,9 +62,13 @@ class Action:
     cards: tuple[Card, ...] = ()
     words: tuple[str, ...] = ()
     proti: tuple[str, ...] = ()
+    code: str = field(default="", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", _code(self))
 
     def __str__(self) -> str:
-        return _code(self)
+        return self.code
 
     @property
     def card(self) -> Card:
@@ -75,8 +79,8 @@ class Action:
         return parse_action(text)
 
 
-@lru_cache(maxsize=None)
-def _code_cached(action: Action) -> str:
+def _code(action: Action) -> str:
+    """The canonical text, computed once when the action is made."""
     k = action.kind
     if k == "play":
         return "play:" + str(action.cards[0])
@@ -94,10 +98,6 @@ def _code_cached(action: Action) -> str:
             parts.append("proti:" + ",".join(action.proti))
         return " ".join(parts)
     return k
-
-
-def _code(action: Action) -> str:
-    return _code_cached(action)
 
 
 # ---------------------------------------------------------------- constructors

@@ -204,6 +204,7 @@ class Player:
         self.announced = False
         self.replacement = None  # in-process robot after too many faults
         self.pending_fault: BotFault | None = None  # a start-up failure, charged at the next deal
+        self.pending: list[dict] = []  # informational messages not yet written
         self.faults_in_partie = 0
         self.stats = SeatStats()
         self.bank_ms: float | None = None
@@ -229,6 +230,7 @@ class Player:
             return
         if self.proc is not None:
             await self.proc.close()
+        self.pending = []  # a fresh process starts with a fresh story
         lim = self.config.limits
         env = dict(self.spec.env or {})
         self.proc = BotProcess(BotCommand(self.spec.argv, self.spec.cwd, env or None), name=f"seat {self.seat}",
@@ -248,20 +250,36 @@ class Player:
             self.announced = True
         await self.proc.send(partie_msg)
 
-    async def send(self, msg: dict) -> None:
-        """Informational message; a failure here is noticed at the next request."""
+    def queue(self, msg: dict) -> None:
+        """An informational message, written together with the next request (or flush)."""
+        self.pending.append(msg)
+
+    async def flush(self) -> None:
+        """Deliver the queued informational messages; a failure is noticed at the next request."""
+        msgs, self.pending = self.pending, []
+        if not msgs:
+            return
         if self.replacement is not None:
-            hook = {"deal_start": self.replacement.on_deal_start, "deal_end": self.replacement.on_deal_end,
-                    "partie_end": self.replacement.on_partie_end, "event": self.replacement.on_event}.get(msg["type"])
-            if hook:
-                hook(msg)
+            for m in msgs:
+                hook = getattr(self.replacement, "on_" + m["type"], None)
+                if hook is not None:
+                    hook(m)
             return
         if self.proc is None or self.proc.closed:
             return
         try:
-            await self.proc.send(msg)
+            await self.proc.send_many(msgs)
         except BotFault:
             pass
+
+    async def send(self, msg: dict) -> None:
+        self.queue(msg)
+        await self.flush()
+
+    async def request(self, msg: dict, timeout: float) -> tuple[dict, float]:
+        """The request, preceded in the same write by the queued messages."""
+        msgs, self.pending = self.pending, []
+        return await self.proc.request(msg, timeout, msgs)
 
     def decision_limit_ms(self) -> float:
         lim = self.config.limits
@@ -397,7 +415,7 @@ class Referee:
                 self._fault(deal, p, f, n, index)
                 break
         for p in players:
-            await p.send(M.deal_start(n, index, p.seat, deal.forhont, deal.dealer, cut))
+            p.queue(M.deal_start(n, index, p.seat, deal.forhont, deal.dealer, cut))
         while not deal.done:
             seat = deal.to_move
             p = players[seat]
@@ -405,6 +423,7 @@ class Referee:
             texts = [str(a) for a in legal]
             decision = deal.decision
             if p.replacement is not None:
+                await p.flush()
                 t0 = time.perf_counter()
                 try:
                     choice = p.replacement.decide(decision, deal.view(seat), texts)
@@ -419,7 +438,7 @@ class Referee:
                 limit_ms = p.decision_limit_ms()
                 msg = M.request(rid, n, index, decision, deal.view(seat), texts, int(limit_ms))
                 try:
-                    answer, elapsed = await p.proc.request(msg, limit_ms / 1000)
+                    answer, elapsed = await p.request(msg, limit_ms / 1000)
                     action = self._check_answer(answer, rid, texts, legal, seat, elapsed)
                 except BotFault as f:
                     self._fault(deal, p, f, n, index)
@@ -436,9 +455,10 @@ class Referee:
         if deal.fault_info is not None:
             fi = deal.fault_info
             for q in players:
-                await q.send(M.event(n, index, {"kind": "fault", "seat": fi.seat, "fault": fi.kind, "message": fi.message}))
+                q.queue(M.event(n, index, {"kind": "fault", "seat": fi.seat, "fault": fi.kind, "message": fi.message}))
         for p in players:
-            await p.send(M.deal_end(n, index, p.seat, deal.view(p.seat), deal.result.to_dict()))
+            p.queue(M.deal_end(n, index, p.seat, deal.view(p.seat), deal.result.to_dict()))
+            await p.flush()
         return times
 
     def _check_answer(self, answer: dict, rid: int, texts: list[str], legal: list[Action], seat: int, elapsed: float) -> Action:
@@ -486,7 +506,7 @@ class Referee:
             extra.append({"kind": "laid", "seat": deal.laid[0], "cards": [str(c) for c in deal.laid[1]]})
         for v, p in enumerate(players):
             for body in bodies[v] + extra:
-                await p.send(M.event(n, index, body))
+                p.queue(M.event(n, index, body))
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None] | None = None) -> MatchResult:

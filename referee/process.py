@@ -618,12 +618,18 @@ class BotProcess:
         pipe (only matters for a bot that does not read its input); None means
         the constructor's ``write_timeout`` (itself None = wait forever).
         """
-        line = _ENCODER.encode(message)
+        await self.send_many((message,), timeout)
+
+    async def send_many(self, messages, timeout: float | None = None) -> None:
+        """Write several messages, one JSON line each, with a single write."""
+        lines = [_ENCODER.encode(m) for m in messages]
         if self.transcript is not None:
-            self.transcript("send", line)
+            for line in lines:
+                self.transcript("send", line)
         if timeout is None:
             timeout = self.write_timeout
-        await self._write((line + "\n").encode("utf-8"), timeout)
+        lines.append("")
+        await self._write("\n".join(lines).encode("utf-8"), timeout)
 
     async def _write(self, data: bytes, timeout: float | None) -> None:
         fault = self._not_usable()
@@ -683,13 +689,14 @@ class BotProcess:
         deadline = None if timeout is None else start + timeout
         return await self._read_message(start, deadline, timeout, False)
 
-    async def request(self, message: dict, timeout: float | None) -> tuple[dict, float]:
-        """Send ``message`` and read the answer.
+    async def request(self, message: dict, timeout: float | None, preceding=()) -> tuple[dict, float]:
+        """Send ``message`` (after the informational ``preceding`` messages, in
+        the same write) and read the answer.
 
         Returns ``(answer, elapsed)`` with ``elapsed`` measured from just after
         the write to the moment the answer line was complete.
         """
-        await self.send(message)
+        await self.send_many((*preceding, message))
         loop = self._loop
         start = loop.time()
         deadline = None if timeout is None else start + timeout
