@@ -137,6 +137,18 @@ def bench_engine(
     _print_bench(r, as_json)
 
 
+@bench_app.command("referee")
+def bench_referee(
+    partie: int = typer.Option(10, help="Partie to play with three external random bots."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Deals per second with three external random bots, and the cost per decision as a
+    ratio to a raw round trip through a trivial echo process, measured in the same run."""
+    from . import bench
+
+    _print_bench(bench.referee(partie=partie), as_json)
+
+
 def _print_bench(result: dict, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(result, indent=2))
