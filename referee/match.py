@@ -236,7 +236,11 @@ class Player:
         self.proc = BotProcess(BotCommand(self.spec.argv, self.spec.cwd, env or None), name=f"seat {self.seat}",
                                stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
                                transcript=self._transcript if self._transcript_file else None)
-        await self.proc.start()
+        try:
+            await self.proc.start()
+        except BotFault:
+            self.proc = None
+            raise
         answer, _ = await self.proc.request(M.hello(__version__, lim.to_dict()), lim.startup_ms / 1000)
         if answer.get("type") != "hello":
             raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: expected a hello answer, got type {answer.get('type')!r}",
