@@ -105,6 +105,31 @@ def match(
         typer.echo(f"\nlog: {log_path}")
 
 
+# ------------------------------------------------------------------ strength
+@app.command()
+def strength(
+    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times: built-in bots (random, robot), e.g. --bot robot --bot robot --bot random."),
+    partie: int = typer.Option(30, "--partie", "-n", min=1, help="Partie to play (rounded up to whole decks: every deck is played in every seating)."),
+    seed: str = typer.Option("1", help="Seed of the decks (deck D shuffles with strength:SEED:D)."),
+    permutations: bool = typer.Option(False, "--permutations", help="Play all 6 seat permutations per deck instead of the 3 rotations."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Relative strength of built-in bots: the same decks with the seats rotated, groše per
+    partie with a 95% confidence interval (per-deck means as samples), places and speed."""
+    from . import strength as strength_mod
+
+    names = _three(bot)
+    try:
+        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations)
+    except KeyError as e:
+        raise typer.BadParameter(str(e.args[0]), param_hint="--bot")
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"{report['partie']} partie: {report['decks']} decks x {report['seatings']}, seed {report['seed']}")
+    typer.echo(tabulate(strength_mod.table_rows(report), headers="keys", tablefmt="simple"))
+
+
 # ------------------------------------------------------------------ bot
 @app.command("bot")
 def bot_cmd(

@@ -1,0 +1,178 @@
+"""Strength reports (``marias strength``): built-in bots played in-process over
+the same decks with the seats rotated, so that the luck of the cards cancels.
+
+For each starting deck the bots are seated in every rotation (3) or every
+permutation (6) of the seats and play one partie (12 deals, R2) per seating,
+all from the same shuffled deck and the same cuts.  Per bot entry the report
+gives the partie played, the groše won in total, the mean per partie with a 95 %
+confidence interval, the mean place (R9.7: shared places averaged), the partie
+won outright, and the time the bot spent per decision.
+
+The confidence interval treats the per-deck means (a bot's mean over the
+seatings of one deck) as the independent samples: the seatings of one deck are
+correlated through the cards, different decks are not.  Student's t quantile is
+used for few decks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+import time
+from typing import Sequence
+
+from protocol.sdk import Bot
+
+from .selfplay import play_partie
+
+#: two-sided 95 % quantiles of Student's t, by degrees of freedom (1..30); 1.96 beyond
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t95(df: int) -> float:
+    if df <= 0:
+        return float("nan")
+    return _T95[df - 1] if df <= len(_T95) else 1.96
+
+
+class _Timed(Bot):
+    """Wraps a bot to count its decisions and the time spent in them."""
+
+    def __init__(self, inner: Bot):
+        self.inner = inner
+        self.name = inner.name
+        self.decisions = 0
+        self.seconds = 0.0
+
+    def decide(self, decision: str, view: dict, legal: list[str]) -> str:
+        t0 = time.perf_counter()
+        out = self.inner.decide(decision, view, legal)
+        self.seconds += time.perf_counter() - t0
+        self.decisions += 1
+        return out
+
+    def on_hello(self, message: dict) -> None:
+        self.inner.on_hello(message)
+
+    def on_partie_start(self, message: dict) -> None:
+        self.inner.on_partie_start(message)
+
+    def on_deal_start(self, message: dict) -> None:
+        self.inner.on_deal_start(message)
+
+    def on_event(self, message: dict) -> None:
+        self.inner.on_event(message)
+
+    def on_deal_end(self, message: dict) -> None:
+        self.inner.on_deal_end(message)
+
+    def on_partie_end(self, message: dict) -> None:
+        self.inner.on_partie_end(message)
+
+
+def seatings(permutations: bool) -> list[tuple[int, int, int]]:
+    """Which entry sits on seats 0, 1, 2: the 3 rotations or the 6 permutations."""
+    if permutations:
+        return list(itertools.permutations(range(3)))
+    return [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+
+
+def labels(names: Sequence[str]) -> list[str]:
+    """Entry labels; a name given more than once is numbered: robot#1, robot#2."""
+    out = []
+    for i, n in enumerate(names):
+        if names.count(n) > 1:
+            out.append(f"{n}#{names[:i + 1].count(n)}")
+        else:
+            out.append(n)
+    return out
+
+
+def run(names: Sequence[str], partie: int = 30, seed: int | str = 1, permutations: bool = False,
+        make=None) -> dict:
+    """Play about ``partie`` partie (rounded up to whole decks) and summarise per entry.
+
+    ``names`` are three built-in bot names; ``make(name, seed)`` builds a bot
+    (default :func:`bots.make`).
+    """
+    if len(names) != 3:
+        raise ValueError(f"a table needs exactly three bots, got {len(names)}")
+    if make is None:
+        import bots
+        make = bots.make
+    seats_list = seatings(permutations)
+    k = len(seats_list)
+    decks = max(1, math.ceil(partie / k))
+    totals = [0, 0, 0]
+    per_partie: list[list[int]] = [[], [], []]
+    deck_means: list[list[float]] = [[], [], []]
+    places: list[list[float]] = [[], [], []]
+    firsts = [0, 0, 0]
+    decisions = [0, 0, 0]
+    seconds = [0.0, 0.0, 0.0]
+    for d in range(decks):
+        deck_seed = f"strength:{seed}:{d}"
+        deck_scores: list[list[int]] = [[], [], []]
+        for r, seating in enumerate(seats_list):
+            # seating[seat] = entry sitting there
+            timed = [_Timed(make(names[e], f"{seed}:{d}:{r}:{e}")) for e in seating]
+            p = play_partie(timed, seed=deck_seed)
+            tot = p.totals()
+            pl = p.places()
+            for seat, e in enumerate(seating):
+                totals[e] += tot[seat]
+                per_partie[e].append(tot[seat])
+                deck_scores[e].append(tot[seat])
+                places[e].append(pl[seat])
+                if pl[seat] == 1.0:
+                    firsts[e] += 1
+                decisions[e] += timed[seat].decisions
+                seconds[e] += timed[seat].seconds
+        for e in range(3):
+            deck_means[e].append(statistics.fmean(deck_scores[e]))
+    rows = []
+    for e, label in enumerate(labels(list(names))):
+        m = statistics.fmean(per_partie[e])
+        if decks > 1:
+            half = t95(decks - 1) * statistics.stdev(deck_means[e]) / math.sqrt(decks)
+        else:
+            half = float("nan")
+        rows.append({
+            "bot": label,
+            "partie": len(per_partie[e]),
+            "groše": totals[e],
+            "mean": round(m, 2),
+            "ci95_low": round(m - half, 2),
+            "ci95_high": round(m + half, 2),
+            "mean_place": round(statistics.fmean(places[e]), 3),
+            "firsts": firsts[e],
+            "ms_per_decision": round(1000 * seconds[e] / decisions[e], 4) if decisions[e] else 0.0,
+        })
+    return {
+        "bots": list(names),
+        "seed": seed,
+        "decks": decks,
+        "seatings": "permutations" if permutations else "rotations",
+        "partie": decks * k,
+        "results": rows,
+    }
+
+
+def table_rows(report: dict) -> list[dict]:
+    """Rows for :mod:`tabulate`."""
+    out = []
+    for r in report["results"]:
+        out.append({
+            "bot": r["bot"],
+            "partie": r["partie"],
+            "groše": r["groše"],
+            "mean/partie": r["mean"],
+            "95% CI": f"[{r['ci95_low']}, {r['ci95_high']}]",
+            "mean place": r["mean_place"],
+            "firsts": r["firsts"],
+            "ms/decision": r["ms_per_decision"],
+        })
+    return out
