@@ -24,6 +24,7 @@ app.add_typer(bench_app, name="bench")
 def selfplay(
     bot: List[str] = typer.Option(None, "--bot", "-b", help="Built-in bot per seat (three times; default random, random, random until the robot lands)."),
     seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts)."),
+    log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl."),
 ):
     """Play one partie (12 deals) of built-in bots in-process and print it deal by deal."""
     import bots as builtin
@@ -32,10 +33,18 @@ def selfplay(
 
     names = _three(bot or ["random", "random", "random"])
     players = [builtin.make(n, seed=f"{seed}:{i}") for i, n in enumerate(names)]
-    partie = play_partie(players, seed=seed)
+    log_path = None
+    if log is None:
+        partie = play_partie(players, seed=seed)
+    else:
+        from .log import selfplay_log
+        log_path = log / f"selfplay-s{seed}.jsonl"
+        partie = selfplay_log(log_path, players, seed=seed, commands=[f"builtin:{n}" for n in names])
     typer.echo(tabulate(deal_rows(partie), headers="keys", tablefmt="simple"))
     typer.echo("")
     typer.echo(tabulate(partie_summary(partie, names), headers="keys", tablefmt="simple"))
+    if log_path is not None:
+        typer.echo(f"\nlog: {log_path}")
 
 
 def _three(items: List[str]) -> List[str]:
@@ -148,6 +157,53 @@ def bot_cmd(
     raise typer.Exit(run(b))
 
 
+# ------------------------------------------------------------------ validate, show
+@app.command()
+def validate(
+    paths: List[Path] = typer.Argument(..., help="Log files (.jsonl) or folders searched for them."),
+    as_json: bool = typer.Option(False, "--json", help="Print a machine-readable report."),
+    transcript: Optional[Path] = typer.Option(None, "--transcript", file_okay=False, help="Folder of the seats' transcripts (<logstem>.seatN.transcript.jsonl): check that no message showed a seat a card it could not know."),
+):
+    """Replay every deal of the logs with the rules engine and check every recorded fact.
+
+    Prints each problem as FILE:LINE: RULE: message. Exit status 0 when every log holds, 1 otherwise."""
+    from .validate import log_files, validate_file
+
+    files = log_files(paths)
+    if not files:
+        typer.echo("error: no .jsonl log found in " + ", ".join(str(p) for p in paths), err=True)
+        raise typer.Exit(1)
+    reports = [validate_file(f, transcripts=transcript if transcript is not None else None) for f in files]
+    ok = all(r.ok for r in reports)
+    if as_json:
+        typer.echo(json.dumps({"ok": ok, "files": [r.to_dict() for r in reports]}, indent=2, ensure_ascii=False))
+    else:
+        for r in reports:
+            for line in r.lines():
+                typer.echo(line)
+            typer.echo(r.summary())
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def show(
+    log: Path = typer.Argument(..., help="A log file (.jsonl)."),
+    deal: Optional[int] = typer.Option(None, "--deal", "-d", min=1, help="Only this deal (of each partie, or of --partie)."),
+    partie: Optional[int] = typer.Option(None, "--partie", "-p", min=1, help="Only this partie."),
+    seat: Optional[int] = typer.Option(None, "--seat", "-s", min=0, max=2, help="Show only what this seat saw."),
+):
+    """Print deal sheets: hands, trump choice, talon, bidding in the game's words, tricks
+    with hlášky and points, laid cards, settlement per component and per seat."""
+    from .show import ShowError, show as show_log
+
+    try:
+        text = show_log(log, partie=partie, deal=deal, seat=seat, color=sys.stdout.isatty())
+    except ShowError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1)
+    typer.echo(text)
+
+
 # ------------------------------------------------------------------ bench
 @bench_app.command("engine")
 def bench_engine(
@@ -172,6 +228,20 @@ def bench_referee(
     from . import bench
 
     _print_bench(bench.referee(partie=partie), as_json)
+
+
+@bench_app.command("validate")
+def bench_validate(
+    deals: int = typer.Option(3000, help="Deals in the generated log (random legal play)."),
+    log: Optional[Path] = typer.Option(None, "--log", dir_okay=False, exists=True, help="Validate this log instead of a generated one."),
+    repeats: int = typer.Option(3, help="Repeats; the median is reported."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Validated deals per second on one large log, and the engine's self-play speed
+    (bench engine) measured in the same run."""
+    from . import bench
+
+    _print_bench(bench.validate(deals=deals, log=log, repeats=repeats), as_json)
 
 
 def _print_bench(result: dict, as_json: bool) -> None:

@@ -47,7 +47,8 @@ class Problem:
     path: str | None = None  # another file than the log (a transcript)
 
     def text(self, log_path: str) -> str:
-        return f"{self.path or log_path}:{self.line}: {self.rule}: {self.message}"
+        where = f"{self.path or log_path}:{self.line}" if self.line else f"{self.path or log_path}"
+        return f"{where}: {self.rule}: {self.message}"
 
     def to_dict(self) -> dict:
         d = {"line": self.line, "rule": self.rule, "message": self.message}
@@ -496,14 +497,15 @@ class _FileCheck:
         except OSError as e:
             self.add(0, "format", f"cannot read the file: {e.strerror or e}")
             return self.report
+        if not records:
+            if not bad or "empty file" in bad[0][1]:
+                self.add(1, "format", "empty file: no header, not a marias log")
+            else:
+                self.add(bad[0][0], "format", f"not a marias log: no line is a JSON object (line {bad[0][0]}: {bad[0][1]})")
+            return self.report
         for n, msg in bad:
             self.add(n, "format", msg)
-        if not records:
-            if not bad:
-                self.add(1, "format", "empty file: no header, not a marias log")
-            elif not any("empty file" in m for _n, m in bad):
-                self.add(1, "format", "not a marias log: no line is a JSON object")
-            return self.report
+        last_line = max([n for n, _r in records] + [n for n, _m in bad])
         first_line, first = records[0]
         if first.get("type") != "header" or first_line != 1:
             self.add(first_line, "format", f"not a marias log: the first record is {first.get('type')!r}, not the header")
@@ -519,8 +521,9 @@ class _FileCheck:
         if not self.footer:
             self.report.complete = False
             where = f"stopped in partie {self.partie}" if self.partie is not None else f"stopped after partie {self.last_partie}"
-            self.add(self.last_line or first_line, "incomplete",
-                     f"incomplete: {self.report.deals} complete deals, {where} (no footer: the match did not finish; not a result)")
+            self.add(last_line, "incomplete",
+                     f"{self.report.deals} complete deals, {where} (no footer: the match did not finish; not a result)")
+        self.problems.sort(key=lambda q: q.line)
         return self.report
 
     def check_header(self, n: int, h: dict) -> None:
