@@ -132,3 +132,72 @@ def referee(partie: int = 3, seed: int = 1) -> dict:
         "ratio_round_trip_to_raw": round(bot_ms / 1000 / decisions / raw, 2),
         "note": "wall = from the end of the handshakes to the last deal_end; raw = same-size line through an echo process",
     }
+
+
+def write_random_log(path, deals: int = 3000, seed: int = 1) -> int:
+    """A log of ``deals`` deals (whole partie) of uniformly random legal play, written
+    without fsync; returns the number of deals.  The input of ``bench validate``."""
+    from .log import LogWriter
+
+    rng = random.Random(f"validate-bench:{seed}")
+    bots = [{"seat": s, "command": "builtin:uniform", "name": "uniform", "version": "1", "exe_sha256": None} for s in range(3)]
+    n = p = 0
+    with LogWriter(path, {"seed": seed, "bots": bots, "limits": {"in_process": True},
+                          "fault_policy": {"in_process": True}}, fsync=False) as w:
+        while n < deals:
+            p += 1
+            partie = Partie(seed=f"validate-bench:{seed}:{p}")
+            w.partie_start(p, f"validate-bench:{seed}:{p}", partie.initial_deck)
+            for deal in partie.iter_deals():
+                while not deal.done:
+                    legal = deal.legal_actions()
+                    deal.apply(legal[rng.randrange(len(legal))])
+                w.deal(p, len(partie.deals), deal, partie.cuts[-1], deal.deck)
+                n += 1
+            w.partie_end(p, partie.totals(), partie.places())
+    return n
+
+
+def validate(deals: int = 3000, log=None, repeats: int = 3, seed: int = 1) -> dict:
+    """Validated deals per second (``marias validate`` on one large log, reading and
+    parsing included), and the engine's random self-play speed measured in the same run."""
+    import tempfile
+    from pathlib import Path
+
+    from .validate import validate_file
+
+    tmp = None
+    if log is None:
+        tmp = tempfile.TemporaryDirectory(prefix="marias-bench-")
+        log = Path(tmp.name) / "bench.jsonl"
+        t0 = time.perf_counter()
+        write_random_log(log, deals, seed)
+        write_s = time.perf_counter() - t0
+    else:
+        write_s = None
+    try:
+        rates = []
+        report = None
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            report = validate_file(log)
+            rates.append(report.deals / (time.perf_counter() - t0))
+        size = Path(log).stat().st_size
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    eng = engine(deals=report.deals, repeats=repeats, seed=seed)
+    v = statistics.median(rates)
+    return {
+        "benchmark": "validate",
+        "log": "generated (random legal play)" if write_s is not None else str(log),
+        "deals": report.deals,
+        "log_bytes": size,
+        "valid": report.ok,
+        "repeats": repeats,
+        "validate_deals_per_second": round(v, 1),
+        "engine_deals_per_second": eng["deals_per_second"],
+        "ratio_validate_to_engine": round(v / eng["deals_per_second"], 2),
+        "all_validate_deals_per_second": [round(x, 1) for x in rates],
+        "write_log_deals_per_second": round(report.deals / write_s, 1) if write_s else None,
+    }
