@@ -6,16 +6,10 @@ and are deterministic.
 
 Hand judgement
 --------------
-* :func:`betl_danger` — a betl hand is safe when, in every suit, the robot's
-  i-th lowest card (counting from 0) has at most i cards of that suit below it
-  that are still out (not in its hand, not in a talon it knows).  Then whoever
-  leads the suit, some outside card can always go under... more precisely a
-  defender can always be made to beat it (R7.3: follow and beat if able).  Every
-  card breaking the rule is a danger.
-* :func:`durch_danger` — a durch suit is safe when the robot's top ``min(n, u)``
-  cards (n its cards, u the outside cards of the suit) all beat every outside
-  card: led from the top they win, and after ``u`` rounds the outside cards are
-  gone even if one player holds them all.
+* :func:`betl_win_chance` / :func:`durch_win_chance` — per suit, every split
+  of the outside cards between the two defenders is tried under the
+  follow-and-beat rule (R7.3), assuming the defence plays it perfectly
+  (:func:`suit_betl_risk`, :func:`suit_durch_risk`); the suits multiply.
 * :func:`trump_estimate` — expected card points of the actor in a trump game:
   the top run of trumps and long trumps, side aces, tens behind their ace, a
   little for the cards the others must add to won tricks, and the last trick.
@@ -23,6 +17,7 @@ Hand judgement
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 
 from referee.cards import ACE, KING, OBER, SEVEN, SUIT_MASKS, TEN
@@ -33,58 +28,122 @@ TRUMP_DESC = (ACE, TEN, KING, OBER, 4, 2, 1, 0)  # A X K O U 9 8 7 (rank codes)
 
 
 # ------------------------------------------------------------------ judging hands
-def betl_danger(hand: int, out: int = 0) -> int:
-    """How many of ``hand``'s cards could be made to win a trick in betl."""
-    danger = 0
-    for s in range(4):
-        mine = hand & SUIT_MASKS[s]
-        if not mine:
-            continue
-        others = SUIT_MASKS[s] & ~hand & ~out
-        for i, c in enumerate(sorted(cards_of(mine), key=BSTR.__getitem__)):
-            below = others & ((1 << c) - 1) & SUIT_MASKS[s]
-            if count(below) > i:
-                danger += 1
-    return danger
+def _ranks(m8: int) -> list[int]:
+    return [r for r in range(8) if m8 >> r & 1]
 
 
-def durch_danger(hand: int, out: int = 0) -> int:
-    """How many of ``hand``'s cards could lose a trick in durch."""
-    danger = 0
-    for s in range(4):
-        mine = hand & SUIT_MASKS[s]
-        if not mine:
-            continue
-        others = SUIT_MASKS[s] & ~hand & ~out
-        if not others:
-            continue
-        top_other = others.bit_length() - 1  # betl order is code order
-        mine_desc = sorted(cards_of(mine), reverse=True)
-        k = min(len(mine_desc), count(others))
-        danger += sum(1 for c in mine_desc[:k] if c < top_other)
-    return danger
+@lru_cache(maxsize=None)
+def suit_betl_risk(mine: int, outside: int) -> float:
+    """Chance that the defence can make the betl actor take a trick in one suit.
 
-
-def best_nb_discard(hand: int, keep: int, kind: str) -> tuple[int, tuple[int, int]]:
-    """The two discards (never a card of ``keep``) minimising the betl or durch danger.
-
-    Returns (danger, (first, second)); ties go to discarding the more dangerous
-    cards first (high cards for betl, low cards for durch).
+    ``mine`` and ``outside`` are 8-bit rank masks (betl order, bit 0 = the seven):
+    the actor's cards and the cards still out (in the defenders' hands).  Every
+    split of the outside cards between the two defenders is tried; the split is
+    lost when some defender X can lead a card x under one of the actor's cards
+    (R7.3: the actor must then beat it, with his lowest card b above x) and either
+    the defender Y playing after the actor holds nothing above b, or Y playing
+    between them must beat x with a card the actor can still beat (or cannot beat
+    x at all).  Perfect defence is assumed, so this errs on the safe side.
     """
-    judge = betl_danger if kind == "betl" else durch_danger
-    cands = [c for c in cards_of(hand & ~keep)]
+    if not mine or not outside:
+        return 0.0
+    hs = _ranks(mine)
+    outs = _ranks(outside)
+    u = len(outs)
+    lost = 0
+    for split in range(1 << u):
+        d1 = [outs[i] for i in range(u) if split >> i & 1]
+        d2 = [outs[i] for i in range(u) if not split >> i & 1]
+        forced = False
+        for xs, ys in ((d1, d2), (d2, d1)):
+            for x in xs:
+                above = [h for h in hs if h > x]
+                if not above:
+                    continue
+                b = above[0]
+                if not any(y > b for y in ys):
+                    forced = True  # X leads x, the actor must take it with b, Y cannot beat b
+                    break
+                ys_above = [y for y in ys if y > x]
+                if not ys_above or any(any(h > y for h in hs) for y in ys_above):
+                    forced = True  # Y must go over x with a card the actor must beat
+                    break
+            if forced:
+                break
+        lost += forced
+    return lost / (1 << u)
+
+
+@lru_cache(maxsize=None)
+def suit_durch_risk(mine: int, outside: int) -> float:
+    """Chance that the durch actor loses a trick in one suit, leading it from the top.
+
+    Every split of the outside cards between the defenders is tried; the
+    defenders keep their highest cards and follow with the lowest while they
+    cannot beat.
+    """
+    if not mine or not outside:
+        return 0.0
+    hs = sorted(_ranks(mine), reverse=True)
+    outs = _ranks(outside)
+    u = len(outs)
+    lost = 0
+    for split in range(1 << u):
+        d1 = sorted(outs[i] for i in range(u) if split >> i & 1)
+        d2 = sorted(outs[i] for i in range(u) if not split >> i & 1)
+        for c in hs:
+            if (d1 and d1[-1] > c) or (d2 and d2[-1] > c):
+                lost += 1
+                break
+            if d1:
+                d1.pop(0)
+            if d2:
+                d2.pop(0)
+            if not d1 and not d2:
+                break
+    return lost / (1 << u)
+
+
+def _suit_bits(mask: int, s: int) -> int:
+    return (mask >> (8 * s)) & 0xFF
+
+
+def betl_win_chance(hand: int, out: int = 0) -> float:
+    """Chance of making a betl with ``hand`` (cards in ``out`` are out of play)."""
+    p = 1.0
+    for s in range(4):
+        mine = _suit_bits(hand, s)
+        outside = 0xFF & ~mine & ~_suit_bits(out, s)
+        p *= 1.0 - suit_betl_risk(mine, outside)
+    return p
+
+
+def durch_win_chance(hand: int, out: int = 0) -> float:
+    """Chance of making a durch with ``hand`` (cards in ``out`` are out of play)."""
+    p = 1.0
+    for s in range(4):
+        mine = _suit_bits(hand, s)
+        outside = 0xFF & ~mine & ~_suit_bits(out, s)
+        p *= 1.0 - suit_durch_risk(mine, outside)
+    return p
+
+
+def best_nb_discard(hand: int, keep: int, kind: str) -> tuple[float, tuple[int, int]]:
+    """The two discards (never a card of ``keep``) that give the best chance of
+    making the betl or durch.  Returns (chance, (first, second)); the higher card
+    is discarded first for betl, the lower first for durch."""
+    judge = betl_win_chance if kind == "betl" else durch_win_chance
+    cands = cards_of(hand & ~keep)
     best = None
     for a, b in combinations(cands, 2):
         out = (1 << a) | (1 << b)
-        d = judge(hand & ~out, out)
-        # tie-break: betl prefers throwing high cards, durch low cards
+        chance = judge(hand & ~out, out)
+        # ties: betl throws high cards, durch low cards
         rank_sum = (BSTR[a] + BSTR[b]) if kind == "betl" else -(BSTR[a] + BSTR[b])
-        key = (d, -rank_sum, a, b)
-        if best is None or key < best[0]:
-            pair = (a, b) if BSTR[a] >= BSTR[b] else (b, a)
-            if kind == "durch":
-                pair = (pair[1], pair[0])
-            best = (key, pair)
+        key = (chance, rank_sum, -a, -b)
+        if best is None or key > best[0]:
+            hi, lo = (a, b) if BSTR[a] >= BSTR[b] else (b, a)
+            best = (key, (hi, lo) if kind == "betl" else (lo, hi))
     assert best is not None
     return best[0][0], best[1]
 
@@ -207,43 +266,59 @@ def barva_discard(hand: int, trump_card: int, t: int) -> tuple[int, int]:
     return (a, b) if TSTR[a] >= TSTR[b] else (b, a)
 
 
+#: the chance of making it that the robot asks before announcing betl or durch
+BETL_MIN = 0.55
+DURCH_MIN = 0.75
+
+
 def forhont_game(hand: int, trump_card: int) -> tuple[str, tuple[int, int]]:
     """The forhont's talon decision with twelve cards: durch, betl or barva, and discards.
 
-    Durch or betl only when the hand (after the two best discards) has no danger
-    at all (see :func:`durch_danger`, :func:`betl_danger`); otherwise Barva.
+    Durch when the best two discards leave a durch made with chance
+    :data:`DURCH_MIN`, betl likewise with :data:`BETL_MIN` unless the trump
+    hand is good enough for sedma or sto; otherwise Barva.
     """
     keep = 1 << trump_card
-    d_durch, pair = best_nb_discard(hand, keep, "durch")
-    if d_durch == 0:
+    p_durch, pair = best_nb_discard(hand, keep, "durch")
+    if p_durch >= DURCH_MIN:
         return "durch", pair
-    d_betl, pair = best_nb_discard(hand, keep, "betl")
-    if d_betl == 0:
-        return "betl", pair
-    return "barva", barva_discard(hand, trump_card, trump_card >> 3)
+    p_betl, pair = best_nb_discard(hand, keep, "betl")
+    t = trump_card >> 3
+    if p_betl >= BETL_MIN:
+        barva_pair = barva_discard(hand, trump_card, t)
+        rest = hand & ~(1 << barva_pair[0]) & ~(1 << barva_pair[1])
+        if choose_contract(rest, t, ["contract:hra", "contract:sedma", "contract:sto", "contract:sto-sedma"]) == "contract:hra":
+            return "betl", pair
+        return "barva", barva_pair
+    return "barva", barva_discard(hand, trump_card, t)
 
 
 def takeover_game(hand: int, allowed: tuple[str, ...]) -> tuple[str, tuple[int, int]]:
-    """After špatná (betl or durch) or a durch answer: the game and the discards."""
-    if "durch" in allowed:
-        d, pair = best_nb_discard(hand, 0, "durch")
-        if d == 0 or "betl" not in allowed:
-            return "durch", pair
-    d, pair = best_nb_discard(hand, 0, "betl")
-    return "betl", pair
+    """After špatná (betl or durch) or a durch answer: the game with the better chance."""
+    best = None
+    for kind in ("durch", "betl"):
+        if kind not in allowed:
+            continue
+        chance, pair = best_nb_discard(hand, 0, kind)
+        # durch pays twice the betl: prefer it at the same expected return
+        score = chance * (2 if kind == "durch" else 1) - (0.5 if kind == "durch" else 0)
+        if best is None or score > best[0]:
+            best = (score, kind, pair)
+    assert best is not None
+    return best[1], best[2]
 
 
 def wants_spatna(hand: int) -> bool:
-    """Answer špatná on Barva with a hand already safe for betl or durch.
+    """Answer špatná on Barva when the ten cards already make a betl or durch likely.
 
-    The two talon cards are unknown, but they can always be discarded again, so
-    ten safe cards stay safe.
+    The two talon cards are unknown (counted as out with the defenders, which is
+    the cautious view); the robot can always discard them again.
     """
-    return durch_danger(hand) == 0 or betl_danger(hand) == 0
+    return durch_win_chance(hand) >= DURCH_MIN or betl_win_chance(hand) >= BETL_MIN
 
 
 def wants_durch_answer(hand: int) -> bool:
-    return durch_danger(hand) == 0
+    return durch_win_chance(hand) >= DURCH_MIN
 
 
 def choose_contract(hand: int, t: int, legal: list[str]) -> str:
