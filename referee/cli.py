@@ -22,7 +22,7 @@ app.add_typer(bench_app, name="bench")
 # ------------------------------------------------------------------ selfplay
 @app.command()
 def selfplay(
-    bot: List[str] = typer.Option(None, "--bot", "-b", help="Built-in bot per seat (three times; default random, random, random until the robot lands)."),
+    bot: List[str] = typer.Option(None, "--bot", "-b", help="Built-in bot per seat (three times; default robot, robot, random)."),
     seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts)."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl."),
 ):
@@ -31,7 +31,7 @@ def selfplay(
     from .selfplay import play_partie
     from .tables import deal_rows, partie_summary
 
-    names = _three(bot or ["random", "random", "random"])
+    names = _three(bot or ["robot", "robot", "random"])
     players = [builtin.make(n, seed=f"{seed}:{i}") for i, n in enumerate(names)]
     log_path = None
     if log is None:
@@ -249,6 +249,125 @@ def _print_bench(result: dict, as_json: bool) -> None:
         typer.echo(json.dumps(result, indent=2))
     else:
         typer.echo(tabulate([(k, v) for k, v in result.items()], tablefmt="plain"))
+
+
+# ------------------------------------------------------------------ tournament, table
+_TABLE_FORMAT_HELP = "Output of the tables: text, md (Markdown), csv or json."
+
+
+@app.command()
+def tournament(
+    config: Optional[Path] = typer.Argument(None, exists=True, dir_okay=False, help="Tournament YAML file (protocol/TOURNAMENT.md). Or define it with --bot and the flags below."),
+    bot: List[str] = typer.Option(None, "--bot", "-b", help="NAME=COMMAND (a built-in random, random:SEED, robot, or a command line); at least three. Only without CONFIG."),
+    format_: Optional[str] = typer.Option(None, "--format", help="round-robin (every group of three) or gauntlet (--gauntlet NAME against every pair)."),
+    gauntlet: Optional[str] = typer.Option(None, "--gauntlet", help="The bot that meets every pair of the others (format gauntlet)."),
+    partie: Optional[int] = typer.Option(None, "--partie", "-n", help="Partie per table and seat arrangement (default 1)."),
+    arrangements: Optional[str] = typer.Option(None, "--arrangements", help="all (6, default), rotations (3) or fixed (1)."),
+    seed: Optional[str] = typer.Option(None, help="Tournament seed (default 1)."),
+    deal_book: Optional[Path] = typer.Option(None, "--deal-book", help="File of starting decks, one per line of 32 card codes."),
+    deck_scope: Optional[str] = typer.Option(None, "--deck-scope", help="table (default: each table its own decks) or tournament (every table the same decks)."),
+    move_time: Optional[int] = typer.Option(None, "--move-time", help="Time per decision in ms (default 2000)."),
+    startup_time: Optional[int] = typer.Option(None, "--startup-time", help="Time to start and answer hello in ms (default 10000)."),
+    bank: Optional[int] = typer.Option(None, "--bank", help="Per-partie time bank in ms."),
+    increment: Optional[int] = typer.Option(None, "--increment", help="Added to the bank at each decision, in ms."),
+    max_faults: Optional[int] = typer.Option(None, "--max-faults", help="Faults in a partie before a bot is replaced by the robot (default 3)."),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Partie played at once (default: the configuration's, else the number of CPUs)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", file_okay=False, help="Output folder (overrides the configuration's output)."),
+    resume: bool = typer.Option(False, "--resume", help="Finish a stopped tournament (running the same command again does the same, but --resume insists that it exists)."),
+    table_format: str = typer.Option("text", "--table-format", "-t", help=_TABLE_FORMAT_HELP),
+    series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+):
+    """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel; resumable; prints the tables."""
+    from . import standings
+    from .tournament import ConfigError, TournamentError, config_from_options, load_config, run_tournament
+
+    if table_format not in standings.FORMATS:
+        raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--table-format")
+    flags = {"format": format_, "gauntlet": gauntlet, "partie": partie, "arrangements": arrangements, "seed": seed,
+             "deal_book": deal_book, "deck_scope": deck_scope, "move_ms": move_time, "startup_ms": startup_time,
+             "bank_ms": bank, "increment_ms": increment, "max_faults": max_faults}
+    try:
+        if config is not None:
+            given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])
+            if given:
+                typer.echo(f"error: with a configuration file, change {', '.join(given)} in the file "
+                           f"(only --concurrency and --out may be given with it)", err=True)
+                raise typer.Exit(2)
+            cfg = load_config(config)
+        else:
+            if not bot:
+                typer.echo("error: give a configuration file or at least three --bot NAME=COMMAND", err=True)
+                raise typer.Exit(2)
+            cfg = config_from_options(bot, **flags)
+    except ConfigError as e:
+        typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
+        raise typer.Exit(2)
+    if concurrency is not None:
+        cfg.concurrency = concurrency
+    if out is not None:
+        cfg.output = out
+    try:
+        run = run_tournament(cfg, resume=resume, stream=None if quiet else sys.stderr)
+    except ConfigError as e:
+        typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
+        raise typer.Exit(2)
+    except TournamentError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    if run.interrupted:
+        typer.echo(f"stopped: {run.done} of {run.units} partie played; run the same command (or add --resume) to finish.", err=True)
+        raise typer.Exit(130)
+    text, skipped, _ = standings.report([run.logs], fmt=table_format, series=series)
+    typer.echo(text)
+    for note in skipped:
+        typer.echo(f"note: {note}", err=True)
+    if run.failed:
+        for uid, why in run.failed:
+            typer.echo(f"failed: {uid}: {why}", err=True)
+        typer.echo(f"{len(run.failed)} partie failed and are not counted; run the same command again to retry them.", err=True)
+        raise typer.Exit(1)
+    if not quiet:
+        typer.echo(f"{run.units} partie ({run.played} played now) in {cfg.output}; logs in {run.logs}", err=True)
+
+
+@app.command("table")
+def table_cmd(
+    paths: List[Path] = typer.Argument(..., exists=True, help="Log files or folders (searched for *.jsonl)."),
+    table_format: str = typer.Option("text", "--format", "-f", help=_TABLE_FORMAT_HELP),
+    series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
+    only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, play, cross, series, rating (repeatable)."),
+):
+    """Rebuild every table (standings, play, cross, series, rating) from complete, valid logs alone."""
+    from . import standings
+
+    if table_format not in standings.FORMATS:
+        raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
+    for name in only or []:
+        if name not in standings.TABLE_NAMES:
+            raise typer.BadParameter(f"{name!r} is not one of {', '.join(standings.TABLE_NAMES)}", param_hint="--table")
+    if only and "series" in only and not series:
+        raise typer.BadParameter("the series table needs --series N", param_hint="--table")
+    text, skipped, t = standings.report(paths, fmt=table_format, series=series, which=only or None)
+    for note in skipped:
+        typer.echo(f"note: {note}", err=True)
+    if not t.parties:
+        typer.echo("error: no complete, valid log found", err=True)
+        raise typer.Exit(1)
+    typer.echo(text)
+
+
+@bench_app.command("tournament")
+def bench_tournament(
+    bots: int = typer.Option(4, min=3, help="Built-in random bots in the round robin (4: 4 tables x 6 arrangements)."),
+    partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
+    concurrency: List[int] = typer.Option([1, 2], "--concurrency", "-j", help="Concurrencies to compare (the last against the first)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """The same small tournament at concurrency 1 and 2: deals per second and the speed-up (goal 1.7x)."""
+    from .tournament import bench
+
+    _print_bench(bench(bots=bots, partie=partie, concurrency=tuple(concurrency)), as_json)
 
 
 def main() -> None:
