@@ -112,15 +112,18 @@ DURCH_ANSWER = Action("durch")
 LAY = Action("lay")
 CONTRACT = {name: Action("contract", words=(name,)) for name in CONTRACTS}
 
-_GAME: dict[tuple[str, int, int], Action] = {}
+#: GAME_TABLE[kind][first][second]: every two-card discard, made once (hot in legal-action lists).
+GAME_TABLE: dict[str, list[list[Action | None]]] = {
+    kind: [[Action(kind, (Card(a), Card(b))) if a != b else None for b in range(32)] for a in range(32)]
+    for kind in GAME_KINDS
+}
 
 
 def game(kind: str, first: int, second: int) -> Action:
     """``barva``/``betl``/``durch`` with two discards, in discard order."""
-    key = (kind, first, second)
-    a = _GAME.get(key)
+    a = GAME_TABLE[kind][first][second]
     if a is None:
-        a = _GAME[key] = Action(kind, (Card(first), Card(second)))
+        raise ActionError(f"the two discards must differ, got {Card(first)} twice")
     return a
 
 

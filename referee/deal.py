@@ -78,8 +78,14 @@ class Fault:
 _FROM_LAST_TRICK = object()
 
 
-def _pairs(mask_list: list[int]) -> list[tuple[int, int]]:
-    return [(a, b) for a in mask_list for b in mask_list if a != b]
+def _discards(kind: str, cards: list[int]) -> list[Action]:
+    """Every ordered pair of two different cards, as ``kind`` actions (R3.2: the order matters, R2.3)."""
+    table = A.GAME_TABLE[kind]
+    out: list[Action] = []
+    for a in cards:
+        row = table[a]
+        out += [row[b] for b in cards if b != a]
+    return out
 
 
 class Deal:
@@ -198,14 +204,10 @@ class Deal:
             if self._talon_stage == "forhont":
                 free = [c for c in hand if c != self.trump_card]
                 small = [c for c in free if (c & 7) not in (TEN, ACE)]
-                acts = [A.game("barva", a, b) for a, b in _pairs(small)]
-                acts += [A.game("betl", a, b) for a, b in _pairs(free)]
-                acts += [A.game("durch", a, b) for a, b in _pairs(free)]
-                return acts
-            pairs = _pairs(hand)
+                return _discards("barva", small) + _discards("betl", free) + _discards("durch", free)
             if self._talon_stage == "spatna":
-                return [A.game("betl", a, b) for a, b in pairs] + [A.game("durch", a, b) for a, b in pairs]
-            return [A.game("durch", a, b) for a, b in pairs]
+                return _discards("betl", hand) + _discards("durch", hand)
+            return _discards("durch", hand)
         if ph == ANSWER:
             return [A.DOBRA, A.SPATNA] if self._answer_kind == "barva" else [A.DOBRA, A.DURCH_ANSWER]
         if ph == CONTRACT:
@@ -312,8 +314,12 @@ class Deal:
         if self.phase == DONE:
             raise IllegalAction("R7.11", "the deal is over")
         legal = self.legal_actions()
-        if action not in legal:
-            raise IllegalAction(*self._explain(action))
+        for candidate in legal:  # actions are interned: identity finds them fast
+            if candidate is action:
+                break
+        else:
+            if action not in legal:
+                raise IllegalAction(*self._explain(action))
         seat = self.to_move
         assert seat is not None
         self.history.append((seat, action))
