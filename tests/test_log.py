@@ -87,7 +87,7 @@ def fault_log(path, seed, parties: int = 1) -> Path:
             partie = Partie(seed=f"{seed}:{p}")
             w.partie_start(p, f"{seed}:{p}", partie.initial_deck)
             for deal in partie.iter_deals():
-                fault_at = rng.randrange(40) if rng.random() < 0.5 else None
+                fault_at = rng.choice((rng.randrange(6), rng.randrange(40))) if rng.random() < 0.5 else None
                 k = 0
                 while not deal.done:
                     if k == fault_at:
@@ -267,7 +267,8 @@ def test_seating_maps_partie_totals_to_the_bots_in_the_footer(tmp_path):
 # ------------------------------------------------------------------ the command
 
 def test_marias_selfplay_log_writes_a_valid_log(tmp_path):
-    r = CliRunner().invoke(app, ["selfplay", "--seed", "6", "--log", str(tmp_path / "logs")])
+    r = CliRunner().invoke(app, ["selfplay", "-b", "random", "-b", "random", "-b", "random", "--seed", "6",
+                                 "--log", str(tmp_path / "logs")])
     assert r.exit_code == 0, r.output
     path = tmp_path / "logs" / "selfplay-s6.jsonl"
     assert f"log: {path}" in r.output
