@@ -1,0 +1,528 @@
+"""Tables from match logs alone: standings, play statistics, the cross table, a series (R10), ratings.
+
+Everything here reads validated logs (:mod:`referee.log` format) and nothing else,
+so any table can be rebuilt and checked by anyone who holds the logs
+(``marias table PATH...``); the tournament prints its tables through the same code.
+Definitions are in protocol/TOURNAMENT.md ("Tables").
+
+A *bot* is identified by its header label (the tournament's bot name, or the
+``--bot`` value of ``marias match``), else its announced name.  Two seats of one
+log with the same identity are told apart as ``NAME#SEAT``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist, fmean, stdev
+from typing import Iterable
+
+from tabulate import tabulate
+
+from .actions import ActionError, parse_action
+
+CONTRACT_KINDS = ("hra", "sedma", "sto", "betl", "durch", "proti")
+TABLE_NAMES = ("standings", "play", "cross", "series", "rating")
+FORMATS = ("text", "md", "csv", "json")
+
+#: Student's t, two-sided 95% (the 0.975 quantile) for 1..9 degrees of freedom.
+_T975 = (12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622)
+
+
+def t975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom.
+
+    A table below 10; from 10 on the Cornish–Fisher expansion around the normal
+    quantile (error below 1e-5 there, shrinking as df grows).
+    """
+    if df < 1:
+        raise ValueError("t needs at least one degree of freedom")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = NormalDist().inv_cdf(0.975)
+    v = float(df)
+    return (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
+            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3)
+            + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / (92160 * v ** 4))
+
+
+# ------------------------------------------------------------------ reading logs
+
+@dataclass
+class PartieRecord:
+    """One finished partie of a log: who sat where, its deals and its result."""
+
+    source: str  # the log file
+    partie: int
+    bots: tuple[str, str, str]  # bot identity at seats 0, 1, 2
+    totals: list[int]
+    places: list[float]
+    deals: list[dict]
+    deck: tuple[str, ...]  # the starting deck (R2.2)
+
+    @property
+    def group(self) -> tuple:
+        """Duplicate group: the same three bots on the same starting deck (any seat arrangement)."""
+        return (tuple(sorted(self.bots)), self.deck)
+
+
+def bot_keys(header: dict) -> list[str]:
+    """The identity of each bot of a log header (label, else name, else command); clashes get ``#seat``."""
+    keys = []
+    for i, b in enumerate(header.get("bots") or []):
+        k = b.get("label") or b.get("name")
+        if not k:
+            cmd = b.get("command")
+            k = " ".join(cmd) if isinstance(cmd, list) else str(cmd or f"seat {i}")
+        keys.append(str(k))
+    return [f"{k}#{i}" if keys.count(k) > 1 else k for i, k in enumerate(keys)]
+
+
+def records_from_log(path, records: list[dict]) -> list[PartieRecord]:
+    """The finished partie of one log's records (those with a partie_end)."""
+    if not records or records[0].get("type") != "header":
+        raise ValueError(f"{path}: not a marias log (no header)")
+    keys = bot_keys(records[0])
+    out = []
+    current = None
+    for r in records[1:]:
+        t = r.get("type")
+        if t == "partie_start":
+            seating = r.get("seating") or [0, 1, 2]
+            current = {"partie": r.get("partie"), "bots": tuple(keys[i] for i in seating),
+                       "deck": tuple(r.get("deck") or ()), "deals": []}
+        elif t == "deal" and current is not None:
+            current["deals"].append(r)
+        elif t == "partie_end" and current is not None:
+            out.append(PartieRecord(str(path), int(r.get("partie") or current["partie"] or 0), current["bots"],
+                                    list(r["totals"]), list(r.get("places") or []), current["deals"],
+                                    current["deck"]))
+            current = None
+    return out
+
+
+def load(paths: Iterable, *, validate: bool = True) -> tuple[list[PartieRecord], list[str]]:
+    """The partie of every complete, valid log under ``paths`` (files or folders, searched for
+    ``*.jsonl``), and a note for each file left out (incomplete, invalid or not a log)."""
+    from .log import read_log
+    from .validate import log_files, validate_file
+
+    parties: list[PartieRecord] = []
+    skipped: list[str] = []
+    for path in log_files(paths):
+        if not path.exists():
+            skipped.append(f"{path}: no such file")
+            continue
+        records, problems = read_log(path)
+        if not records or records[0].get("type") != "header" or records[0].get("format") != "marias-log":
+            skipped.append(f"{path}: not a marias log; left out")
+            continue
+        if validate:
+            report = validate_file(path)
+            if not report.complete:
+                skipped.append(f"{path}: incomplete (no footer); left out")
+                continue
+            if not report.ok:
+                skipped.append(f"{path}: does not validate ({report.lines()[0]}); left out")
+                continue
+        elif problems or records[-1].get("type") != "footer":
+            skipped.append(f"{path}: incomplete; left out")
+            continue
+        parties.extend(records_from_log(path, records))
+    parties.sort(key=lambda p: (p.source, p.partie))
+    return parties, skipped
+
+
+# ------------------------------------------------------------------ statistics
+
+@dataclass
+class BotStats:
+    name: str
+    partie: int = 0
+    groše: int = 0
+    partie_totals: list[int] = field(default_factory=list)
+    actor_wins_by_partie: list[int] = field(default_factory=list)
+    groups: dict[tuple, list[int]] = field(default_factory=dict)
+    place_credit: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    place_sum: float = 0.0
+    deals: int = 0
+    actor: int = 0
+    actor_won: int = 0
+    contracts: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in CONTRACT_KINDS})
+    fleks_given: int = 0
+    fleks_won: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+    decisions: int = 0
+    ms_sum: float = 0.0
+    ms_max: float = 0.0
+
+    @property
+    def mean(self) -> float:
+        return self.groše / self.partie if self.partie else 0.0
+
+    @property
+    def ci95(self) -> float | None:
+        """Half-width of the 95% interval of the mean per partie, duplicate groups as the sampling unit."""
+        means = [fmean(v) for v in self.groups.values()]
+        if len(means) < 2:
+            return None
+        return t975(len(means) - 1) * stdev(means) / math.sqrt(len(means))
+
+    @property
+    def mean_ms(self) -> float | None:
+        return self.ms_sum / self.decisions if self.decisions else None
+
+
+def place_credit(totals: list[int]) -> list[list[float]]:
+    """R9.7 shared places, as credit: seats with equal totals split the places they occupy equally.
+
+    Returns per seat the credit for 1st, 2nd and 3rd place (each row sums to 1).
+    """
+    order = sorted(range(3), key=lambda s: -totals[s])
+    credit = [[0.0, 0.0, 0.0] for _ in range(3)]
+    i = 0
+    while i < 3:
+        j = i
+        while j + 1 < 3 and totals[order[j + 1]] == totals[order[i]]:
+            j += 1
+        share = 1.0 / (j - i + 1)
+        for s in order[i:j + 1]:
+            for pos in range(i, j + 1):
+                credit[s][pos] += share
+        i = j + 1
+    return credit
+
+
+def competition_ranks(totals: list[int]) -> list[int]:
+    """1 + the number of seats with more groše (equal totals share the rank)."""
+    return [1 + sum(1 for u in totals if u > t) for t in totals]
+
+
+def pair_flows(payments: list[int]) -> dict[tuple[int, int], int]:
+    """How a deal's payments (summing to zero) flow between pairs of seats: ``{(payer, payee): groše}``.
+
+    The seat with the largest absolute payment (the actor in every settled deal,
+    the faulting player in a fault before the contract) exchanges with each of the
+    other two exactly that seat's payment; the other two never pay each other, as
+    in every settlement of R9.5 and R12.2.
+    """
+    if sum(payments) != 0:
+        raise ValueError(f"payments {payments} do not sum to zero")
+    hub = max(range(3), key=lambda s: (abs(payments[s]), -s))
+    flows = {}
+    for s in range(3):
+        if s == hub or payments[s] == 0:
+            continue
+        if payments[s] > 0:
+            flows[(hub, s)] = payments[s]
+        else:
+            flows[(s, hub)] = -payments[s]
+    return flows
+
+
+def _component_outcome(components: list[dict], name: str) -> dict | None:
+    """The settled component a raise of ``name`` was about (a won hra may have become tiché sto)."""
+    for c in components:
+        if c["name"] == name:
+            return c
+    if name == "hra":
+        for c in components:
+            if c["name"] == "tiche-sto":
+                return c
+    return None
+
+
+def _side_won(c: dict, side: str) -> bool:
+    return c["won"] if c["owner"] == side else not c["won"]
+
+
+@dataclass
+class Tournament:
+    """Every statistic of a set of partie."""
+
+    bots: dict[str, BotStats]
+    cross: dict[str, dict[str, int]]  # cross[a][b]: groše a won from b
+    met: dict[str, dict[str, int]]  # partie a and b played at one table
+    parties: list[PartieRecord]
+
+
+def compute(parties: list[PartieRecord]) -> Tournament:
+    bots: dict[str, BotStats] = {}
+    cross: dict[str, dict[str, int]] = {}
+    met: dict[str, dict[str, int]] = {}
+    for p in parties:
+        st = [bots.setdefault(n, BotStats(n)) for n in p.bots]
+        for a in p.bots:
+            for b in p.bots:
+                if a != b:
+                    cross.setdefault(a, {}).setdefault(b, 0)
+                    met.setdefault(a, {})[b] = met.get(a, {}).get(b, 0) + 1
+        credit = place_credit(p.totals)
+        actor_wins = [0, 0, 0]
+        for d in p.deals:
+            res = d["result"]
+            pay = res["payments"]
+            for (payer, payee), g in pair_flows(pay).items():
+                cross[p.bots[payee]][p.bots[payer]] += g
+                cross[p.bots[payer]][p.bots[payee]] -= g
+            comps = res.get("components") or []
+            actor = res.get("actor")
+            for s in range(3):
+                st[s].deals += 1
+            if actor is not None and comps:
+                st[actor].actor += 1
+                if pay[actor] > 0:
+                    st[actor].actor_won += 1
+                    actor_wins[actor] += 1
+                hra_seen = any(c["name"] == "hra" for c in comps)
+                for c in comps:
+                    name = c["name"]
+                    if name in ("hra", "sedma", "sto", "betl", "durch") and c["owner"] == "actor":
+                        st[actor].contracts[name][0 if c["won"] else 1] += 1
+                    elif name == "tiche-sto" and not hra_seen and (d.get("contract") or "hra") in ("hra", "sedma"):
+                        st[actor].contracts["hra"][0 if _side_won(c, "actor") else 1] += 1
+                    elif name in ("sedma-proti", "sto-proti"):
+                        who = (d.get("proti") or {}).get(name.split("-")[0])
+                        if who is not None:
+                            st[int(who)].contracts["proti"][0 if c["won"] else 1] += 1
+            for dec in d.get("decisions") or []:
+                s = dec["seat"]
+                ms = dec.get("ms")
+                if ms is not None:
+                    st[s].decisions += 1
+                    st[s].ms_sum += ms
+                    st[s].ms_max = max(st[s].ms_max, ms)
+                if dec.get("decision") == "flek" and str(dec.get("action", "")).startswith("flek"):
+                    try:
+                        action = parse_action(dec["action"])
+                    except ActionError:
+                        continue
+                    side = "actor" if s == actor else "defence"
+                    for w in action.words:
+                        st[s].fleks_given += 1
+                        c = _component_outcome(comps, w)
+                        if c is not None and _side_won(c, side):
+                            st[s].fleks_won += 1
+            for f in d.get("faults") or []:
+                k = str(f.get("kind"))
+                fs = st[f["seat"]].faults
+                fs[k] = fs.get(k, 0) + 1
+        for s in range(3):
+            b = st[s]
+            b.partie += 1
+            b.groše += p.totals[s]
+            b.partie_totals.append(p.totals[s])
+            b.actor_wins_by_partie.append(actor_wins[s])
+            b.groups.setdefault(p.group, []).append(p.totals[s])
+            for i in range(3):
+                b.place_credit[i] += credit[s][i]
+            b.place_sum += sum((i + 1) * credit[s][i] for i in range(3))
+    return Tournament(bots, cross, met, parties)
+
+
+# ------------------------------------------------------------------ tables (rows for tabulate)
+
+def _r(x: float | None, nd: int = 2):
+    return None if x is None else round(x, nd)
+
+
+def _num(x: float):
+    """A count that may be fractional (shared places): an int when whole."""
+    return int(x) if abs(x - round(x)) < 1e-9 else round(x, 2)
+
+
+def _place_labels(keys: list[tuple]) -> list[str]:
+    """Places for sorted ``keys``: equal keys share a place, written '2='."""
+    labels = []
+    for i, k in enumerate(keys):
+        first = next(j for j in range(len(keys)) if keys[j] == k)
+        shared = keys.count(k) > 1
+        labels.append(f"{first + 1}{'=' if shared else ''}")
+    return labels
+
+
+def standings_rows(t: Tournament) -> list[dict]:
+    """Ranked by mean groše per partie, then total groše."""
+    order = sorted(t.bots.values(), key=lambda b: (-b.mean, -b.groše, b.name))
+    places = _place_labels([(round(b.mean, 9), b.groše) for b in order])
+    rows = []
+    for pl, b in zip(places, order):
+        rows.append({
+            "#": pl,
+            "bot": b.name,
+            "partie": b.partie,
+            "groše": b.groše,
+            "mean": _r(b.mean),
+            "±95%": _r(b.ci95),
+            "1st": _num(b.place_credit[0]),
+            "2nd": _num(b.place_credit[1]),
+            "3rd": _num(b.place_credit[2]),
+            "mean place": _r(b.place_sum / b.partie if b.partie else None),
+        })
+    return rows
+
+
+def play_rows(t: Tournament, split: bool = False) -> list[dict]:
+    """Deals as actor, contracts won/lost, fleks, faults and decision times, per bot."""
+    rows = []
+    for b in sorted(t.bots.values(), key=lambda b: b.name):
+        row = {"bot": b.name, "deals": b.deals, "actor": b.actor, "won as actor": b.actor_won}
+        for k in CONTRACT_KINDS:
+            w, l = b.contracts[k]
+            if split:
+                row[f"{k} won"] = w
+                row[f"{k} lost"] = l
+            else:
+                row[k] = f"{w}:{l}"
+        row["fleks given"] = b.fleks_given
+        row["fleks won"] = b.fleks_won
+        if split:
+            for k, v in sorted(b.faults.items()):
+                row[f"faults {k}"] = v
+            row["faults"] = sum(b.faults.values())
+        else:
+            row["faults"] = ", ".join(f"{k} {v}" for k, v in sorted(b.faults.items())) or "-"
+        row["mean ms"] = _r(b.mean_ms)
+        row["max ms"] = _r(b.ms_max if b.decisions else None, 1)
+        rows.append(row)
+    if split:  # every row gets every fault column
+        kinds = sorted({k for r in rows for k in r if k.startswith("faults ")})
+        for r in rows:
+            for k in kinds:
+                r.setdefault(k, 0)
+        rows = [{k: r[k] for k in _ordered_keys(r, kinds)} for r in rows]
+    return rows
+
+
+def _ordered_keys(row: dict, fault_kinds: list[str]) -> list[str]:
+    head = [k for k in row if not k.startswith("faults") and k not in ("mean ms", "max ms")]
+    return head + fault_kinds + ["faults", "mean ms", "max ms"]
+
+
+def cross_rows(t: Tournament) -> list[dict]:
+    """Row bot's groše won from the column bot at the tables they shared (pairwise flows of each deal)."""
+    names = sorted(t.bots)
+    rows = []
+    for a in names:
+        row = {"bot": a}
+        for b in names:
+            row[b] = None if a == b or b not in t.cross.get(a, {}) else t.cross[a][b]
+        row["total"] = sum(t.cross.get(a, {}).values())
+        rows.append(row)
+    return rows
+
+
+def series_rows(t: Tournament, n: int) -> list[dict]:
+    """R10: the sum of each bot's ``n`` best partie (missing ones count 0); ties by partie played,
+    then deals won as actor in the counted partie; equal on all three share the place."""
+    if n < 1:
+        raise ValueError("a series counts at least one partie")
+    entries = []
+    for b in t.bots.values():
+        best = sorted(zip(b.partie_totals, b.actor_wins_by_partie), key=lambda x: (-x[0], -x[1]))[:n]
+        score = sum(g for g, _ in best)
+        wins = sum(w for _, w in best)
+        entries.append((b, score, wins, [g for g, _ in best]))
+    entries.sort(key=lambda e: (-e[1], -e[0].partie, -e[2], e[0].name))
+    places = _place_labels([(e[1], e[0].partie, e[2]) for e in entries])
+    return [{"#": pl, "bot": b.name, f"best {n}": score, "partie": b.partie, "counted": len(best),
+             "won as actor (counted)": wins, "counted partie": " ".join(f"{g:+d}" for g in best)}
+            for pl, (b, score, wins, best) in zip(places, entries)]
+
+
+def rating_rows(t: Tournament) -> list[dict]:
+    """openskill Plackett–Luce, each partie rated by its places (in log order); ordered by mu − 3σ."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {name: model.rating(name=name) for name in sorted(t.bots)}
+    counts = {name: 0 for name in ratings}
+    for p in t.parties:
+        teams = [[ratings[n]] for n in p.bots]
+        new = model.rate(teams, ranks=competition_ranks(p.totals))
+        for n, team in zip(p.bots, new):
+            ratings[n] = team[0]
+            counts[n] += 1
+    order = sorted(ratings, key=lambda n: (-ratings[n].ordinal(), n))
+    return [{"#": i, "bot": n, "mu": _r(ratings[n].mu), "sigma": _r(ratings[n].sigma),
+             "mu-3sigma": _r(ratings[n].ordinal()), "partie": counts[n]}
+            for i, n in enumerate(order, 1)]
+
+
+TITLES = {
+    "standings": "Standings (groše; mean per partie with 95% interval; places shared per R9.7)",
+    "play": "Play (deals as actor; contracts won:lost by the actor, proti by its announcer; fleks; faults; ms per decision)",
+    "cross": "Cross table (groše the row bot won from the column bot)",
+    "series": "Series (R10)",
+    "rating": "Rating (openskill Plackett-Luce)",
+}
+
+
+def build(t: Tournament, *, series: int | None = None, which: Iterable[str] | None = None,
+          split: bool = False) -> dict[str, list[dict]]:
+    """The tables by name (standings, play, cross, rating, and series when ``series`` is given)."""
+    which = list(which or [n for n in TABLE_NAMES if n != "series" or series])
+    out = {}
+    for name in which:
+        if name == "standings":
+            out[name] = standings_rows(t)
+        elif name == "play":
+            out[name] = play_rows(t, split=split)
+        elif name == "cross":
+            out[name] = cross_rows(t)
+        elif name == "series":
+            if not series:
+                raise ValueError("the series table needs --series N")
+            out[name] = series_rows(t, series)
+        elif name == "rating":
+            out[name] = rating_rows(t)
+        else:
+            raise ValueError(f"unknown table {name!r} (tables: {', '.join(TABLE_NAMES)})")
+    return out
+
+
+def render(tables: dict[str, list[dict]], fmt: str = "text", *, series: int | None = None,
+           footer: str | None = None) -> str:
+    """Tables as text, Markdown (md), CSV (each table after a '# name' line) or JSON."""
+    if fmt == "json":
+        body = {name: rows for name, rows in tables.items()}
+        return json.dumps(body, indent=2, ensure_ascii=False)
+    parts = []
+    for name, rows in tables.items():
+        title = TITLES[name] + (f": the best {series} partie" if name == "series" and series else "")
+        if fmt == "csv":
+            buf = io.StringIO()
+            buf.write(f"# {name}\n")
+            if rows:
+                w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+                w.writeheader()
+                for r in rows:
+                    w.writerow({k: "" if v is None else v for k, v in r.items()})
+            parts.append(buf.getvalue())
+        elif fmt == "md":
+            parts.append(f"## {title}\n\n" + (tabulate(rows, headers="keys", tablefmt="github", missingval="")
+                                             if rows else "(no partie)") + "\n")
+        elif fmt == "text":
+            parts.append(f"{title}\n\n" + (tabulate(rows, headers="keys", tablefmt="simple", missingval="·")
+                                           if rows else "(no partie)") + "\n")
+        else:
+            raise ValueError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
+    text = "\n".join(parts)
+    if footer and fmt in ("text", "md"):
+        text += "\n" + footer + "\n"
+    return text
+
+
+def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
+           which: Iterable[str] | None = None) -> tuple[str, list[str], Tournament]:
+    """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics)."""
+    parties, skipped = load(paths)
+    t = compute(parties)
+    tables = build(t, series=series, which=which, split=fmt in ("csv", "json"))
+    n_logs = len({p.source for p in parties})
+    footer = f"{len(parties)} partie from {n_logs} log(s), {sum(len(p.deals) for p in parties)} deals"
+    return render(tables, fmt, series=series, footer=footer), skipped, t

@@ -1,0 +1,1036 @@
+"""Tournaments: a field of bots, many partie, in parallel, resumable (protocol/TOURNAMENT.md).
+
+A tournament is a list of *units*.  A unit is one partie (12 deals) at one table
+in one seat arrangement: ``(table, partie index, arrangement)``.  Its cards are
+fixed before anything is played (a seed, or a line of a deal book) and every
+arrangement of a table's three bots plays the same starting deck — the
+duplicate idea: over the arrangements each bot holds each seat's cards once, so
+the luck of the cards cancels.
+
+Each unit is one call of :func:`referee.match.run_match` writing its own log,
+``<output>/logs/<unit id>.jsonl``.  A unit counts as played only when that log is
+complete and validates (:func:`referee.validate.validate_file`); anything else is
+removed and played again.  So a tournament stopped at any moment — Ctrl-C, a
+crash, ``kill -9`` — is finished by running the same command again, and no
+partie is lost or counted twice.  The configuration is stored in the output
+folder (``tournament.json``); a different configuration is refused, key by key.
+
+Standings and every other table are computed from the logs alone
+(:mod:`referee.standings`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from .cards import Card
+from .match import BUILTIN_BOTS, BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
+
+FORMATS = ("round-robin", "gauntlet")
+#: Seat arrangements of a table's three bots (bot indices at seats 0, 1, 2).
+ARRANGEMENTS: dict[str, list[tuple[int, int, int]]] = {
+    "all": list(itertools.permutations(range(3))),  # type: ignore[dict-item]
+    "rotations": [(0, 1, 2), (1, 2, 0), (2, 0, 1)],
+    "fixed": [(0, 1, 2)],
+}
+DECK_SCOPES = ("table", "tournament")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}\Z")
+STATE_FILE = "tournament.json"
+STATE_FORMAT = "marias-tournament"
+LOGS_DIR = "logs"
+INVALID_DIR = "invalid"  # logs that finished but did not validate (a referee bug): kept for study
+LOCK_FILE = ".lock"
+
+TOP_KEYS = ("name", "seed", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
+            "concurrency", "output", "bots")
+BOT_KEYS = ("name", "command", "cwd", "env", "move_ms")
+TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
+FAULT_KEYS = ("max_faults",)
+DECK_KEYS = ("book", "scope")
+
+
+class ConfigError(ValueError):
+    """A tournament configuration that cannot be used; one message per problem (``file:line: key: ...``)."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class TournamentError(RuntimeError):
+    """The tournament cannot start or continue (a changed configuration, a busy folder, ...)."""
+
+
+# ------------------------------------------------------------------ configuration
+
+@dataclass
+class BotEntry:
+    """One bot of the field: a unique name and how to start it."""
+
+    name: str
+    command: str | list[str]  # a built-in (random, random:SEED, robot) or a command line / argv list
+    cwd: str | None = None  # relative to the configuration file's folder
+    env: dict[str, str] = field(default_factory=dict)
+    move_ms: int | None = None  # this bot's time per decision (default: time.move_ms)
+
+    @property
+    def builtin(self) -> str | None:
+        if isinstance(self.command, str) and " " not in self.command:
+            name = self.command.partition(":")[0]
+            if name in BUILTIN_BOTS:
+                return name
+        return None
+
+    def spec(self, base_dir: Path, seed: str) -> BotSpec:
+        """The :class:`BotSpec` for one unit (``seed`` seeds a built-in random bot without its own)."""
+        if isinstance(self.command, list):
+            spec = BotSpec(label=self.name, argv=list(self.command))
+        else:
+            spec = BotSpec.parse(self.command, seed=seed)
+        spec.label = self.name
+        if spec.builtin is None or self.cwd:
+            spec.cwd = str((base_dir / (self.cwd or ".")).resolve())
+        spec.env = dict(self.env) or None
+        spec.move_ms = self.move_ms
+        return spec
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "command": self.command, "cwd": self.cwd, "env": dict(sorted(self.env.items())),
+                "move_ms": self.move_ms}
+
+
+@dataclass
+class TournamentConfig:
+    bots: list[BotEntry]
+    name: str = "tournament"
+    seed: str = "1"
+    format: str = "round-robin"
+    gauntlet: str | None = None
+    partie: int = 1  # partie per table and arrangement
+    arrangements: str = "all"
+    deck_scope: str = "table"
+    deck_book: Path | None = None
+    decks: list[list[Card]] | None = None
+    limits: Limits = field(default_factory=Limits)
+    max_faults: int = 3
+    concurrency: int | None = None  # default: os.cpu_count()
+    output: Path = Path("tournament")
+    base_dir: Path = Path(".")  # where relative cwd and deal book paths start
+    source: str = "command line"
+    lines: dict[tuple, int] = field(default_factory=dict, repr=False)  # key path -> line in the source
+
+    def bot(self, name: str) -> BotEntry:
+        return next(b for b in self.bots if b.name == name)
+
+    def where(self, *path) -> str:
+        """``file:line: key`` for messages about a key of the configuration."""
+        line = self.lines.get(tuple(path))
+        return f"{self.source}:{line}: {_dotted(path)}" if line else f"{self.source}: {_dotted(path)}"
+
+
+def _dotted(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def _yaml_lines(node, path=(), lines=None, problems=None, source="") -> dict[tuple, int]:
+    """Map each key path of a composed YAML document to its 1-based line; flag duplicate keys."""
+    import yaml
+
+    if lines is None:
+        lines = {(): node.start_mark.line + 1}
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for knode, vnode in node.value:
+            key = knode.value if isinstance(knode, yaml.ScalarNode) else repr(knode)
+            line = knode.start_mark.line + 1
+            if key in seen and problems is not None:
+                problems.append(f"{source}:{line}: {_dotted(path + (key,))}: duplicate key (first given on line {seen[key]})")
+            seen[key] = line
+            lines[path + (key,)] = line
+            _yaml_lines(vnode, path + (key,), lines, problems, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[path + (i,)] = item.start_mark.line + 1
+            _yaml_lines(item, path + (i,), lines, problems, source)
+    return lines
+
+
+def load_config(path: str | os.PathLike) -> TournamentConfig:
+    """Read and check a tournament YAML file; :class:`ConfigError` names the file, line and key."""
+    import yaml
+
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError([f"{source}: cannot read the configuration: {e.strerror or e}"]) from None
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError([f"{where}: not valid YAML: {problem}"]) from None
+    if node is None:
+        raise ConfigError([f"{source}:1: (top level): the file is empty; a tournament needs at least 'bots'"])
+    problems: list[str] = []
+    lines = _yaml_lines(node, problems=problems, source=source)
+    if problems:
+        raise ConfigError(problems)
+    return config_from_data(data, source=source, lines=lines, base_dir=path.resolve().parent,
+                            default_name=path.stem)
+
+
+def config_from_options(bots: list[str], **options) -> TournamentConfig:
+    """A configuration from command-line flags: ``bots`` as ``NAME=COMMAND`` (or a built-in name alone).
+
+    ``options`` are the file's keys (``format``, ``gauntlet``, ``partie``, ``arrangements``, ``seed``,
+    ``deck_book``, ``deck_scope``, ``move_ms``, ``startup_ms``, ``bank_ms``, ``increment_ms``,
+    ``max_faults``, ``concurrency``, ``output``, ``name``); None means the default.
+    """
+    problems = []
+    entries = []
+    for i, value in enumerate(bots):
+        name, eq, command = value.partition("=")
+        if not eq:
+            if NAME_RE.match(value) and value.partition(":")[0] in BUILTIN_BOTS:
+                name, command = value.replace(":", "-"), value
+            else:
+                problems.append(f"command line: --bot {value!r}: give NAME=COMMAND, e.g. js=\"node examples/js/bot.js\"")
+                continue
+        entries.append({"name": name.strip(), "command": command.strip()})
+    if problems:
+        raise ConfigError(problems)
+    data: dict[str, Any] = {"bots": entries}
+    for key in ("name", "seed", "format", "gauntlet", "partie", "arrangements", "concurrency", "output"):
+        if options.get(key) is not None:
+            data[key] = options[key]
+    decks = {k: options[o] for k, o in (("book", "deck_book"), ("scope", "deck_scope")) if options.get(o) is not None}
+    if decks:
+        data["decks"] = {k: str(v) if k == "book" else v for k, v in decks.items()}
+    tm = {k: options[k] for k in TIME_KEYS if options.get(k) is not None}
+    if tm:
+        data["time"] = tm
+    if options.get("max_faults") is not None:
+        data["faults"] = {"max_faults": options["max_faults"]}
+    return config_from_data(data, source="command line", lines={}, base_dir=Path.cwd(), default_name="tournament")
+
+
+def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_dir: Path,
+                     default_name: str = "tournament") -> TournamentConfig:
+    """Check a parsed configuration (a YAML document or the flags) and build the config."""
+    c = _Checker(source, lines)
+    if not isinstance(data, dict):
+        raise ConfigError([c.msg((), f"the configuration is a mapping of keys (name, bots, format, ...), got {_kind(data)}")])
+    c.keys(data, (), TOP_KEYS)
+
+    cfg = TournamentConfig(bots=[], base_dir=base_dir, source=source, lines=dict(lines))
+    cfg.name = c.text(data, ("name",), default=default_name) or default_name
+    seed = data.get("seed", 1)
+    if isinstance(seed, bool) or not isinstance(seed, (int, str)) or (isinstance(seed, str) and not seed.strip()):
+        c.err(("seed",), f"a seed is a whole number or a non-empty string, got {_kind(seed)}")
+    else:
+        cfg.seed = str(seed).strip()
+    cfg.format = c.choice(data, ("format",), FORMATS, "round-robin")
+    cfg.partie = c.integer(data, ("partie",), 1, minimum=1, maximum=100_000)
+    cfg.arrangements = c.choice(data, ("arrangements",), tuple(ARRANGEMENTS), "all")
+    conc = data.get("concurrency")
+    cfg.concurrency = None if conc in (None, "auto") else c.integer(data, ("concurrency",), 1, minimum=1, maximum=512)
+    cfg.output = Path(c.text(data, ("output",), default=f"tournament-{cfg.name}") or f"tournament-{cfg.name}")
+
+    tm = c.section(data, "time", TIME_KEYS)
+    cfg.limits = Limits(
+        move_ms=c.integer(tm, ("time", "move_ms"), 2000, minimum=1),
+        startup_ms=c.integer(tm, ("time", "startup_ms"), 10_000, minimum=1),
+        bank_ms=c.integer(tm, ("time", "bank_ms"), None, minimum=1),
+        increment_ms=c.integer(tm, ("time", "increment_ms"), 0, minimum=0),
+    )
+    fl = c.section(data, "faults", FAULT_KEYS)
+    cfg.max_faults = c.integer(fl, ("faults", "max_faults"), 3, minimum=1)
+
+    # bots
+    bots = data.get("bots")
+    names: dict[str, int] = {}
+    if bots is None:
+        c.err((), "'bots' is missing: list at least three bots, each with a name and a command")
+    elif not isinstance(bots, list):
+        c.err(("bots",), f"a list of bots is needed (each with name and command), got {_kind(bots)}")
+    else:
+        for i, b in enumerate(bots):
+            p = ("bots", i)
+            if not isinstance(b, dict):
+                c.err(p, f"a bot is a mapping with name and command, got {_kind(b)}")
+                continue
+            c.keys(b, p, BOT_KEYS)
+            name = c.text(b, p + ("name",), required=True)
+            if name is not None:
+                if not NAME_RE.match(name):
+                    c.err(p + ("name",), f"{name!r}: a bot name is 1-40 letters, digits or _.+- (starting with a letter or digit)")
+                elif name in names:
+                    c.err(p + ("name",), f"{name!r} is already the name of bots[{names[name]}]; names must be unique")
+                else:
+                    names[name] = i
+            command = b.get("command")
+            if command is None:
+                c.err(p, "'command' is missing: a built-in (random, random:SEED, robot) or a command line")
+            elif isinstance(command, str):
+                if not command.strip():
+                    c.err(p + ("command",), "the command is empty")
+                else:
+                    try:
+                        BotSpec.parse(command.strip())
+                    except ValueError as e:
+                        c.err(p + ("command",), str(e))
+                    command = command.strip()
+            elif isinstance(command, list):
+                if not command or not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in command):
+                    c.err(p + ("command",), "a command given as a list needs one or more strings (the argv)")
+                else:
+                    command = [str(a) for a in command]
+            else:
+                c.err(p + ("command",), f"a command is a string or a list of strings, got {_kind(command)}")
+            cwd = c.text(b, p + ("cwd",))
+            env = b.get("env") or {}
+            if not isinstance(env, dict):
+                c.err(p + ("env",), f"env is a mapping of variable: value, got {_kind(env)}")
+                env = {}
+            clean_env = {}
+            for k, v in env.items():
+                if not isinstance(k, str) or not k or "=" in k:
+                    c.err(p + ("env", k), "an environment variable name is a non-empty string without '='")
+                elif isinstance(v, (dict, list)) or v is None:
+                    c.err(p + ("env", k), f"an environment value is a string or a number, got {_kind(v)}")
+                else:
+                    clean_env[k] = str(v).lower() if isinstance(v, bool) else str(v)
+            move = c.integer(b, p + ("move_ms",), None, minimum=1)
+            if name is not None and command is not None and not isinstance(command, (dict, int, float)):
+                cfg.bots.append(BotEntry(name, command, cwd, clean_env, move))
+        if len(bots) < 3:
+            c.err(("bots",), f"a table seats three bots: list at least three, got {len(bots)}")
+
+    # gauntlet
+    gauntlet = data.get("gauntlet")
+    if cfg.format == "gauntlet":
+        if gauntlet is None:
+            c.err(("format",), "format gauntlet needs 'gauntlet: NAME', the bot that meets every pair of the others")
+        elif gauntlet not in names:
+            if isinstance(gauntlet, str) and names:
+                near = difflib.get_close_matches(gauntlet, list(names), 1)
+                hint = f" (did you mean {near[0]!r}?)" if near else f" (bots: {', '.join(names)})"
+            else:
+                hint = ""
+            c.err(("gauntlet",), f"{gauntlet!r} is not the name of a bot{hint}")
+        else:
+            cfg.gauntlet = gauntlet
+    elif gauntlet is not None:
+        c.err(("gauntlet",), "'gauntlet' only goes with format: gauntlet")
+
+    # decks
+    dk = c.section(data, "decks", DECK_KEYS)
+    cfg.deck_scope = c.choice(dk, ("decks", "scope"), DECK_SCOPES, "table")
+    book = c.text(dk, ("decks", "book"))
+    if book is not None:
+        book_path = (base_dir / book) if not os.path.isabs(book) else Path(book)
+        try:
+            cfg.decks = load_decks(book_path)
+            cfg.deck_book = book_path
+        except OSError as e:
+            c.err(("decks", "book"), f"cannot read the deal book {str(book_path)!r}: {e.strerror or e}")
+        except ValueError as e:
+            c.err(("decks", "book"), f"bad deal book: {e}")
+
+    if not c.problems and cfg.decks is not None:
+        need = deck_slots(cfg)
+        if len(cfg.decks) < need:
+            c.err(("decks", "book"), f"the deal book holds {len(cfg.decks)} deck(s) but this tournament needs {need} "
+                                      f"({'one per partie index' if cfg.deck_scope == 'tournament' else 'one per table and partie index'})")
+    if c.problems:
+        raise ConfigError(c.problems)
+    return cfg
+
+
+def _kind(v) -> str:
+    if v is None:
+        return "nothing"
+    return {dict: "a mapping", list: "a list", str: f"the string {v!r}", bool: f"the boolean {v}"}.get(
+        type(v), f"{type(v).__name__} {v!r}")
+
+
+class _Checker:
+    def __init__(self, source: str, lines: dict[tuple, int]):
+        self.source = source
+        self.lines = lines
+        self.problems: list[str] = []
+
+    def msg(self, path: tuple, text: str) -> str:
+        p = tuple(path)
+        while p not in self.lines and p:
+            p = p[:-1]
+        line = self.lines.get(p)
+        where = f"{self.source}:{line}" if line else self.source
+        return f"{where}: {_dotted(path)}: {text}"
+
+    def err(self, path: tuple, text: str) -> None:
+        self.problems.append(self.msg(path, text))
+
+    def keys(self, d: dict, path: tuple, allowed: tuple) -> None:
+        for k in d:
+            if k not in allowed:
+                near = difflib.get_close_matches(str(k), allowed, 1)
+                hint = f"; did you mean {near[0]!r}?" if near else f"; known keys: {', '.join(allowed)}"
+                self.err(path + (k,), f"unknown key{hint}")
+
+    def section(self, d: dict, key: str, allowed: tuple) -> dict:
+        v = d.get(key)
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            self.err((key,), f"a mapping with keys {', '.join(allowed)} is needed, got {_kind(v)}")
+            return {}
+        self.keys(v, (key,), allowed)
+        return v
+
+    def integer(self, d: dict, path: tuple, default, *, minimum: int | None = None, maximum: int | None = None):
+        v = d.get(path[-1])
+        if v is None:
+            return default
+        if isinstance(v, bool) or not isinstance(v, int):
+            self.err(path, f"a whole number is needed, got {_kind(v)}")
+            return default
+        if minimum is not None and v < minimum:
+            self.err(path, f"must be at least {minimum}, got {v}")
+            return default
+        if maximum is not None and v > maximum:
+            self.err(path, f"must be at most {maximum}, got {v}")
+            return default
+        return v
+
+    def text(self, d: dict, path: tuple, *, default=None, required=False):
+        v = d.get(path[-1])
+        if v is None:
+            if required:
+                self.err(path[:-1], f"'{path[-1]}' is missing")
+            return default
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = str(v)
+        if not isinstance(v, str) or not v.strip():
+            self.err(path, f"a non-empty string is needed, got {_kind(v)}")
+            return default
+        return v.strip()
+
+    def choice(self, d: dict, path: tuple, options: tuple, default: str) -> str:
+        v = d.get(path[-1])
+        if v is None:
+            return default
+        if v not in options:
+            near = difflib.get_close_matches(str(v), options, 1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            self.err(path, f"{v!r} is not one of {', '.join(options)}{hint}")
+            return default
+        return v
+
+
+def check_commands(cfg: TournamentConfig) -> list[str]:
+    """Problems with bot commands that would make every one of their partie a fault (program not found, no cwd)."""
+    problems = []
+    for i, b in enumerate(cfg.bots):
+        if b.builtin:
+            continue
+        spec = b.spec(cfg.base_dir, seed="0")
+        if spec.cwd and not os.path.isdir(spec.cwd):
+            problems.append(f"{cfg.where('bots', i, 'cwd') if b.cwd else cfg.where('bots', i)}: the folder {spec.cwd!r} does not exist")
+            continue
+        prog = spec.argv[0]
+        if os.sep in prog:
+            ok = os.path.isfile(os.path.join(spec.cwd or ".", prog))
+        else:
+            ok = shutil.which(prog) is not None
+        if not ok:
+            problems.append(f"{cfg.where('bots', i, 'command')}: program {prog!r} not found"
+                            + (f" (from {spec.cwd})" if os.sep in prog else " on PATH"))
+    return problems
+
+
+def canonical(cfg: TournamentConfig) -> dict:
+    """What defines the tournament's games (not how it is run: concurrency and output are left out)."""
+    book = None
+    if cfg.decks is not None:
+        text = "\n".join(" ".join(str(c) for c in d) for d in cfg.decks)
+        book = {"decks": len(cfg.decks), "sha256": hashlib.sha256(text.encode()).hexdigest()}
+    lim = cfg.limits
+    return {
+        "name": cfg.name,
+        "seed": cfg.seed,
+        "format": cfg.format,
+        "gauntlet": cfg.gauntlet,
+        "partie": cfg.partie,
+        "arrangements": cfg.arrangements,
+        "decks": {"scope": cfg.deck_scope, "book": book},
+        "time": {"move_ms": lim.move_ms, "startup_ms": lim.startup_ms, "bank_ms": lim.bank_ms,
+                 "increment_ms": lim.increment_ms},
+        "faults": {"max_faults": cfg.max_faults},
+        "bots": [b.to_dict() for b in cfg.bots],
+    }
+
+
+def _flatten(value, path="") -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{path}.{k}" if path else str(k)))
+        return out
+    if isinstance(value, list) and value and any(isinstance(v, dict) for v in value):
+        out = {}
+        for i, v in enumerate(value):
+            out.update(_flatten(v, f"{path}[{i}]"))
+        return out
+    return {path: value}
+
+
+def diff_config(old: dict, new: dict) -> list[str]:
+    """Key-by-key differences between two canonical configurations: ``key: old -> new``."""
+    a, b = _flatten(old), _flatten(new)
+    out = []
+    for k in sorted(set(a) | set(b), key=lambda k: (k.split(".")[0], k)):
+        if k not in a:
+            out.append(f"{k}: added ({json.dumps(b[k], ensure_ascii=False)})")
+        elif k not in b:
+            out.append(f"{k}: removed (was {json.dumps(a[k], ensure_ascii=False)})")
+        elif a[k] != b[k]:
+            out.append(f"{k}: {json.dumps(a[k], ensure_ascii=False)} -> {json.dumps(b[k], ensure_ascii=False)}")
+    return out
+
+
+# ------------------------------------------------------------------ planning
+
+@dataclass(frozen=True)
+class Unit:
+    """One partie at one table in one seat arrangement."""
+
+    id: str
+    table: int  # 1-based, in plan order
+    table_bots: tuple[str, str, str]  # the table's bots in configuration order
+    arrangement: tuple[int, int, int]  # index into table_bots for seats 0, 1, 2
+    partie: int  # 1-based index of the partie at the table
+    match_seed: str  # MatchConfig.seed; the log holds one partie, seeded f"{match_seed}:1"
+    deck_slot: int  # the deal-book line (0-based) or the seed slot
+
+    @property
+    def seats(self) -> tuple[str, str, str]:
+        return tuple(self.table_bots[i] for i in self.arrangement)  # type: ignore[return-value]
+
+    @property
+    def partie_seed(self) -> str:
+        return f"{self.match_seed}:1"
+
+
+def tables(cfg: TournamentConfig) -> list[tuple[str, str, str]]:
+    """Round robin: every group of three bots; gauntlet: the gauntlet bot with every pair of the others."""
+    names = [b.name for b in cfg.bots]
+    if cfg.format == "gauntlet":
+        others = [n for n in names if n != cfg.gauntlet]
+        return [(cfg.gauntlet, a, b) for a, b in itertools.combinations(others, 2)]  # type: ignore[misc]
+    return list(itertools.combinations(names, 3))  # type: ignore[arg-type]
+
+
+def deck_slots(cfg: TournamentConfig) -> int:
+    """How many distinct starting decks the tournament plays."""
+    return cfg.partie if cfg.deck_scope == "tournament" else len(tables(cfg)) * cfg.partie
+
+
+def plan_units(cfg: TournamentConfig) -> list[Unit]:
+    """Every unit, ordered partie index first (so standings fill evenly), then table, then arrangement."""
+    tbs = tables(cfg)
+    arrs = ARRANGEMENTS[cfg.arrangements]
+    tw = max(2, len(str(len(tbs))))
+    pw = max(2, len(str(cfg.partie)))
+    units = []
+    for k in range(1, cfg.partie + 1):
+        for t, tb in enumerate(tbs, 1):
+            if cfg.deck_scope == "tournament":
+                match_seed, slot = f"{cfg.seed}:{k}", k - 1
+            else:
+                match_seed, slot = f"{cfg.seed}:t{t}:{k}", (t - 1) * cfg.partie + (k - 1)
+            for arr in arrs:
+                uid = f"t{t:0{tw}d}-p{k:0{pw}d}-s{''.join(map(str, arr))}"
+                units.append(Unit(uid, t, tb, arr, k, match_seed, slot))
+    return units
+
+
+# ------------------------------------------------------------------ playing one unit (in a worker process)
+
+class _Stop(SystemExit):
+    """Raised in a worker by SIGTERM: the tournament is stopping.  A SystemExit, so that asyncio
+    lets it through its callbacks and cancels the match, whose clean-up closes the bots."""
+
+
+_IN_UNIT = False
+_STOPPING = False
+
+
+def _kill_bots_now() -> None:
+    """Last resort before a worker exits: SIGKILL the process group of every bot still running."""
+    from . import process
+    for pgid in list(getattr(process, "_LIVE_GROUPS", ())):
+        process.kill_process_group_now(pgid)
+
+
+def _on_sigterm(signum, frame):
+    global _STOPPING
+    if _STOPPING or not _IN_UNIT:  # a second request, or nothing to clean up: go now
+        _kill_bots_now()
+        os._exit(143)
+    _STOPPING = True
+    raise _Stop(143)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """If the tournament process is gone (even by kill -9), stop: ask nicely, then for certain."""
+    while os.getppid() == parent_pid:
+        time.sleep(0.5)
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+    finally:
+        time.sleep(10)
+        _kill_bots_now()
+        os._exit(143)
+
+
+def _worker_init(parent_pid: int, close_fds: tuple[int, ...] = ()) -> None:
+    """Workers leave Ctrl-C to the parent; SIGTERM stops the unit in progress (its bots closed).
+
+    A worker also stops when the tournament process dies, even by ``kill -9``
+    (PR_SET_PDEATHSIG on Linux, and a thread watching the parent everywhere), so
+    no worker and no bot outlives it.  ``close_fds`` (the folder lock) are not the
+    worker's to hold.
+    """
+    import threading
+
+    for fd in close_fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(143)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="marias-parent-watch").start()
+
+
+def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path) -> dict:
+    """Everything a worker needs to play ``unit`` (plain, picklable data)."""
+    specs = [cfg.bot(n).spec(cfg.base_dir, seed=f"{cfg.seed}:{unit.id}:{n}") for n in unit.seats]
+    deck = cfg.decks[unit.deck_slot] if cfg.decks is not None else None
+    return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "partie": unit.partie,
+            "deck": [int(c) for c in deck] if deck is not None else None, "limits": cfg.limits,
+            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl")}
+
+
+def play_unit(job: dict) -> dict:
+    """Play one unit (one partie) with :func:`run_match`; its log is ``job['log']``."""
+    global _IN_UNIT
+    _IN_UNIT = True
+    try:
+        deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
+        config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
+                             limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]),
+                             log_path=Path(job["log"]))
+        t0 = time.perf_counter()
+        result = run_match(config)
+        return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
+                "faults": len(result.faults), "seconds": time.perf_counter() - t0}
+    except _Stop:
+        _kill_bots_now()
+        os._exit(143)
+    finally:
+        _IN_UNIT = False
+
+
+# ------------------------------------------------------------------ unit logs
+
+def unit_log(out: Path, unit: Unit) -> Path:
+    return out / LOGS_DIR / f"{unit.id}.jsonl"
+
+
+def check_unit_log(path: Path, unit: Unit | None = None) -> str | None:
+    """None when ``path`` is a complete, valid log (of ``unit``'s seats); otherwise why not."""
+    from .validate import validate_file
+
+    if not path.exists():
+        return "no log"
+    report = validate_file(path)
+    if not report.complete:
+        return "incomplete (no footer)"
+    if not report.ok:
+        return report.lines()[0]
+    if unit is not None:
+        from .log import read_log
+        records, _ = read_log(path)
+        header = records[0] if records else {}
+        labels = [b.get("label") for b in header.get("bots", [])]
+        if labels != list(unit.seats):
+            return f"the log seats {labels}, the plan {list(unit.seats)}"
+    return None
+
+
+def remove_unit_files(out: Path, unit: Unit) -> None:
+    """The unit's log and its bots' stderr/transcript files."""
+    for p in (out / LOGS_DIR).glob(f"{unit.id}.*"):
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _log_totals(path: Path) -> tuple[list[str], list[int]] | None:
+    from .log import read_log
+    records, _ = read_log(path)
+    if not records or records[0].get("type") != "header" or records[-1].get("type") != "footer":
+        return None
+    return [b.get("label") for b in records[0].get("bots", [])], list(records[-1].get("totals", []))
+
+
+# ------------------------------------------------------------------ the output folder
+
+class _FolderLock:
+    def __init__(self, out: Path):
+        self.path = out / LOCK_FILE
+        self.f = None
+
+    def __enter__(self):
+        import fcntl
+        self.f = open(self.path, "a+")
+        try:
+            fcntl.flock(self.f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.f.close()
+            raise TournamentError(f"{self.path.parent}: another marias tournament is running on this folder") from None
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+        fcntl.flock(self.f.fileno(), fcntl.LOCK_UN)
+        self.f.close()
+
+
+def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
+    """Create or check ``cfg.output``: 'new' or 'resume'.  A changed configuration is refused."""
+    out = cfg.output
+    state = out / STATE_FILE
+    canon = canonical(cfg)
+    if state.exists():
+        try:
+            old = json.loads(state.read_text(encoding="utf-8"))
+            old_cfg = old["config"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise TournamentError(f"{state}: not a tournament state file ({e}); use another output folder") from None
+        changes = diff_config(old_cfg, canon)
+        if changes:
+            raise TournamentError(
+                f"{out} holds a tournament with another configuration ({state}); changed:\n  " + "\n  ".join(changes)
+                + "\nRestore the configuration to finish that tournament, or choose another output folder.")
+        return "resume"
+    if resume:
+        raise TournamentError(f"nothing to resume: {out} holds no tournament ({STATE_FILE} is missing)")
+    logs = out / LOGS_DIR
+    if logs.is_dir() and any(logs.glob("*.jsonl")):
+        raise TournamentError(f"{out} holds logs but no {STATE_FILE}; choose an empty or new output folder")
+    out.mkdir(parents=True, exist_ok=True)
+    units = plan_units(cfg)
+    body = {"format": STATE_FORMAT, "version": 1, "config": canon,
+            "config_sha256": hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest(),
+            "source": cfg.source, "units": len(units), "deals": 12 * len(units),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    tmp = state.with_suffix(".tmp")
+    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, state)
+    return "new"
+
+
+# ------------------------------------------------------------------ progress
+
+class Progress:
+    """partie done / total, ETA and the current leader on stderr: one updating line on a tty,
+    a line every ``interval`` seconds otherwise."""
+
+    def __init__(self, total: int, done: int, stream: TextIO | None = None, interval: float = 10.0):
+        self.total = total
+        self.done = done
+        self.start_done = done
+        self.stream = stream
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.interval = interval
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.groše: dict[str, int] = {}
+        self.played: dict[str, int] = {}
+
+    def add(self, names, totals) -> None:
+        for n, g in zip(names, totals):
+            self.groše[n] = self.groše.get(n, 0) + g
+            self.played[n] = self.played.get(n, 0) + 1
+
+    def leader(self) -> str:
+        if not self.played:
+            return "-"
+        best = max(self.played, key=lambda n: (self.groše[n] / self.played[n], n))
+        return f"{best} {self.groše[best] / self.played[best]:+.1f}/partie"
+
+    def line(self) -> str:
+        el = time.monotonic() - self.t0
+        new = self.done - self.start_done
+        eta = "-"
+        if new > 0 and self.done < self.total:
+            s = el / new * (self.total - self.done)
+            eta = f"{int(s // 3600)}:{int(s % 3600 // 60):02d}:{int(s % 60):02d}"
+        width = 24
+        fill = int(width * self.done / self.total) if self.total else width
+        bar = "#" * fill + "." * (width - fill)
+        return f"[{bar}] {self.done}/{self.total} partie  ETA {eta}  leader {self.leader()}"
+
+    def show(self, force: bool = False) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if force or now - self.last >= 0.2:
+                self.stream.write("\r" + self.line().ljust(100)[:120])
+                self.stream.flush()
+                self.last = now
+        elif force or now - self.last >= self.interval:
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+            self.last = now
+
+    def message(self, text: str) -> None:
+        if self.stream is None:
+            return
+        if self.tty:
+            self.stream.write("\r" + " " * 120 + "\r")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        self.last = 0.0
+
+    def finish(self) -> None:
+        if self.stream is not None:
+            self.show(force=True)
+            if self.tty:
+                self.stream.write("\n")
+                self.stream.flush()
+
+
+# ------------------------------------------------------------------ the tournament
+
+@dataclass
+class TournamentRun:
+    config: TournamentConfig
+    state: str  # new | resume
+    units: int
+    done_before: int  # units already complete when this run started
+    played: int  # units completed by this run
+    failed: list[tuple[str, str]]
+    interrupted: bool
+    seconds: float
+
+    @property
+    def done(self) -> int:
+        return self.done_before + self.played
+
+    @property
+    def complete(self) -> bool:
+        return self.done == self.units
+
+    @property
+    def logs(self) -> Path:
+        return self.config.output / LOGS_DIR
+
+
+def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
+                   interval: float = 10.0) -> TournamentRun:
+    """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM."""
+    problems = check_commands(cfg)
+    if problems:
+        raise ConfigError(problems)
+    out = cfg.output
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    with _FolderLock(out) as lock:
+        state = prepare_output(cfg, resume=resume)
+        logs = out / LOGS_DIR
+        logs.mkdir(exist_ok=True)
+        units = plan_units(cfg)
+        progress = Progress(len(units), 0, stream, interval)
+        pending: list[Unit] = []
+        for u in units:
+            path = unit_log(out, u)
+            why = check_unit_log(path, u) if path.exists() else "no log"
+            if why is None:
+                progress.done += 1
+                t = _log_totals(path)
+                if t:
+                    progress.add(*t)
+            else:
+                if path.exists() or any(logs.glob(f"{u.id}.*")):
+                    if path.exists():
+                        progress.message(f"{u.id}: {why}; playing it again")
+                    remove_unit_files(out, u)
+                pending.append(u)
+        progress.start_done = progress.done
+        done_before = progress.done
+        if state == "resume" and stream is not None:
+            progress.message(f"resuming {out}: {done_before} of {len(units)} partie already played")
+        completed: set[str] = set()
+        played, failed, interrupted = _play_units(cfg, pending, logs, progress, completed.add,
+                                                  close_fds=(lock.f.fileno(),))
+        progress.finish()
+        for u in pending:  # whatever was cut short leaves nothing behind (its log, its bots' stderr)
+            if u.id not in completed:
+                remove_unit_files(out, u)
+    return TournamentRun(cfg, state, len(units), done_before, played, failed, interrupted, time.perf_counter() - t0)
+
+
+def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
+                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = ()
+                ) -> tuple[int, list[tuple[str, str]], bool]:
+    if not pending:
+        return 0, [], False
+    import multiprocessing
+
+    workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
+    by_id = {u.id: u for u in pending}
+    played = 0
+    failed: list[tuple[str, str]] = []
+    interrupted = False
+    old_term = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_worker_init, initargs=(os.getpid(), close_fds))
+    try:
+        futures = {ex.submit(play_unit, unit_job(cfg, u, logs)): u.id for u in pending}
+        waiting = set(futures)
+        progress.show(force=True)
+        while waiting:
+            done, waiting = wait(waiting, timeout=0.5, return_when=FIRST_COMPLETED)
+            for f in done:
+                uid = futures[f]
+                unit = by_id[uid]
+                try:
+                    res = f.result()
+                except Exception as e:  # the unit's worker failed: the unit stays unplayed
+                    failed.append((uid, f"{type(e).__name__}: {e}"))
+                    progress.message(f"{uid}: failed: {type(e).__name__}: {e}")
+                    continue
+                why = check_unit_log(unit_log(cfg.output, unit), unit)
+                if why is not None:
+                    bad = unit_log(cfg.output, unit)
+                    kept = cfg.output / INVALID_DIR / f"{bad.name}.invalid"
+                    if bad.exists():
+                        kept.parent.mkdir(exist_ok=True)
+                        os.replace(bad, kept)
+                    failed.append((uid, why))
+                    progress.message(f"{uid}: its log does not validate ({why}); kept as {kept}")
+                    continue
+                played += 1
+                progress.done += 1
+                progress.add(res["names"], res["totals"])
+                if on_unit is not None:
+                    on_unit(uid)
+            progress.show()
+        ex.shutdown(wait=True)
+    except KeyboardInterrupt:
+        interrupted = True
+        progress.message("stopping: the partie in progress are abandoned (run the same command again to finish)")
+        _stop_pool(ex)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    return played, failed, interrupted
+
+
+def _stop_pool(ex: ProcessPoolExecutor) -> None:
+    """Stop at once: queued units cancelled, running ones told to stop (each worker closes its bots)."""
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    for p in procs:
+        try:
+            p.terminate()
+        except (OSError, ValueError):
+            pass
+    ex.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + 10
+    for p in procs:
+        try:
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(1)
+        except (OSError, ValueError, AssertionError):
+            pass
+
+
+# ------------------------------------------------------------------ benchmark
+
+def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2), seed: str = "bench",
+          goal: float = 1.7) -> dict:
+    """``marias bench tournament``: deals per second of the same small tournament (built-in random bots)
+    at each concurrency; the speed-up is the last against the first."""
+    import tempfile
+
+    rates = {}
+    seconds = {}
+    units = 0
+    for c in concurrency:
+        with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
+            cfg = config_from_options([f"r{i + 1}=random" for i in range(bots)], partie=partie, seed=seed,
+                                      concurrency=c, output=str(Path(tmp) / "t"), name="bench")
+            run = run_tournament(cfg)
+            if not run.complete:
+                raise RuntimeError(f"the benchmark tournament did not finish: {run.failed}")
+            units = run.units
+            seconds[c] = run.seconds
+            rates[c] = 12 * run.units / run.seconds
+    first, last = concurrency[0], concurrency[-1]
+    speedup = rates[last] / rates[first]
+    return {
+        "benchmark": "tournament",
+        "bots": bots,
+        "units": units,
+        "deals": 12 * units,
+        "cpus": os.cpu_count(),
+        **{f"seconds_c{c}": round(seconds[c], 2) for c in concurrency},
+        **{f"deals_per_second_c{c}": round(rates[c], 1) for c in concurrency},
+        f"speedup_c{last}_vs_c{first}": round(speedup, 2),
+        "goal": goal,
+        "goal_met": speedup >= goal,
+    }
