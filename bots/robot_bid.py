@@ -267,7 +267,7 @@ def barva_discard(hand: int, trump_card: int, t: int) -> tuple[int, int]:
 
 
 #: the chance of making it that the robot asks before announcing betl or durch
-BETL_MIN = 0.55
+BETL_MIN = 0.45
 DURCH_MIN = 0.75
 
 

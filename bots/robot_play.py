@@ -95,7 +95,7 @@ def _keep(info: Info, c: int) -> float:
     if s == t:
         v = _TRUMP_FUTURE[h] * (POINTS[c] + 6) + 2.0
         if (c & 7) == SEVEN:
-            v += 4.0  # tichá sedma: the seven wants the last trick
+            v += _seven_outlook(info)
         if info.me != info.actor and "sedma" in info.levels:
             v += 3.0  # a trump kept to beat the actor's seven in the last trick
     else:
@@ -110,6 +110,20 @@ def _keep(info: Info, c: int) -> float:
             elif _has_trump_pair(info):
                 v += 40.0  # a 20 before the 40 would count instead of it
     return v
+
+
+def _seven_outlook(info: Info) -> float:
+    """Keeping the trump seven to the last trick (tichá sedma, R7.9): worth it when
+    nobody else can hold a trump any more; a liability near the end when someone
+    can (partner included: whoever beats it, the holder's side pays)."""
+    others = info.unseen & SUIT_MASKS[info.trump]
+    if info.me != info.actor and not info.talon_known:
+        # trumps may lie in the talon: count only those a player may hold
+        others &= info.possible[info.actor] | info.possible[info.partner]
+    if not others:
+        return 6.0
+    left = 10 - info.tricks_done
+    return -4.0 if left <= 3 else 0.0
 
 
 def _win_prob(info: Info, c: int) -> float:
@@ -192,7 +206,8 @@ def _trump_lead(info: Info, legal: list[int]) -> int:
             if n_mine >= n_out + 2 and not info.sure_top(top):
                 small = [c for c in cards_of(my_trumps) if not POINTS[c]]
                 if small:
-                    return min(small, key=TSTR.__getitem__)
+                    # the seven stays back for the last trick
+                    return min(small, key=lambda c: ((c & 7) == SEVEN, TSTR[c]))
         # cash side winners that cannot be ruffed
         cash = [c for c in cards_of(legal_mask & ~tmask) if info.sure_top(c) and _ruff_risk(info, c >> 3) < 0.25]
         if cash:
