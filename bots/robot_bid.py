@@ -243,7 +243,7 @@ def choose_trump(first7: list[int]) -> int | None:
             best = (score, s, n, m)
     assert best is not None
     _score, s, n, m = best
-    if n < 3 and not (n == 2 and m & AX_MASK):
+    if n < 3:
         return None
     # the lowest card of the suit, in the hand's order on ties
     return min(cards_of(m), key=lambda c: (BSTR[c], c))
@@ -336,7 +336,7 @@ def choose_contract(hand: int, t: int, legal: list[str]) -> str:
     sedma = has_seven and (nt >= 6 or (nt >= 5 and ace) or (nt >= 4 and ace and ten))
     est = trump_estimate(hand, t)
     fh = first_hlaska(hand, t)
-    sto = fh > 0 and est + fh >= 110
+    sto = fh > 0 and est + fh >= 100
     if sto and sedma and "contract:sto-sedma" in legal:
         return "contract:sto-sedma"
     if sto and "contract:sto" in legal:
