@@ -57,6 +57,30 @@ def event(partie: int, deal: int, body: dict) -> dict:
     return {"type": "event", "partie": partie, "deal": deal, "event": body}
 
 
+def action_event(seat: int, decision: str, action: str, trump_card: str | None = None) -> dict:
+    """A player's action as one seat may see it (redacted by the referee)."""
+    body = {"kind": "action", "seat": seat, "decision": decision, "action": action}
+    if trump_card is not None:
+        body["trump_card"] = trump_card  # the contract shows the trump card to everyone (R5.1)
+    return body
+
+
+def trick_event(leader: int, cards: list[str], winner: int) -> dict:
+    return {"kind": "trick", "leader": leader, "cards": cards, "winner": winner}
+
+
+def hlaska_event(hlaska: dict) -> dict:
+    return {"kind": "hlaska", **hlaska}
+
+
+def laid_event(seat: int, cards: list[str]) -> dict:
+    return {"kind": "laid", "seat": seat, "cards": cards}
+
+
+def fault_event(seat: int, fault: str, message: str) -> dict:
+    return {"kind": "fault", "seat": seat, "fault": fault, "message": message}
+
+
 def deal_end(partie: int, deal: int, seat: int, view: dict, result: dict) -> dict:
     return {"type": "deal_end", "partie": partie, "deal": deal, "seat": seat, "view": view, "result": result}
 

@@ -113,6 +113,7 @@ class Deal:
         self.phase = TRUMP
         self.to_move: int | None = forhont
         self.history: list[tuple[int, Action]] = []
+        self.decisions: list[str] = []  # the decision kind of each history entry
         # trump choice and talon
         self.trump_card: Card | None = None
         self.zlidu: bool | None = None
@@ -323,6 +324,7 @@ class Deal:
         seat = self.to_move
         assert seat is not None
         self.history.append((seat, action))
+        self.decisions.append(self.phase)
         self._legal_cache = None
         ph = self.phase
         if ph == PLAY:
@@ -822,20 +824,18 @@ class Deal:
             talon = [str(c) for c in self.talon]
         bids = []
         talon_i = 0
-        for s, a in self.history:
+        for (s, a), decision in zip(self.history, self.decisions):
             if a.kind == "play":
-                continue
-            if a.kind == "lay":
-                bids.append({"seat": s, "action": "lay"})
                 continue
             if a.kind in A.GAME_KINDS and a.cards:
                 knowers = self.talons[talon_i][2]
                 talon_i += 1
-                bids.append({"seat": s, "action": str(a) if seat in knowers else a.kind})
+                text = str(a) if seat in knowers else a.kind
             elif a.kind == "trump":
-                bids.append({"seat": s, "action": str(a) if seat == s or a is A.ZLIDU or self.trump_shown else "trump"})
+                text = str(a) if seat == s or a is A.ZLIDU or self.trump_shown else "trump"
             else:
-                bids.append({"seat": s, "action": str(a)})
+                text = str(a)
+            bids.append({"seat": s, "decision": decision, "action": text})
         v = {
             "seat": seat,
             "forhont": self.forhont,

@@ -291,7 +291,8 @@ class Player:
         if self.bank_ms is None:
             return move
         self.bank_ms += lim.increment_ms
-        return min(move, self.bank_ms) if move else self.bank_ms
+        # an empty bank leaves no time at all: the flag has fallen (a timeout)
+        return max(0.0, min(move, self.bank_ms) if move else self.bank_ms)
 
     async def close(self) -> None:
         if self.proc is not None:
@@ -459,7 +460,7 @@ class Referee:
         if deal.fault_info is not None:
             fi = deal.fault_info
             for q in players:
-                q.queue(M.event(n, index, {"kind": "fault", "seat": fi.seat, "fault": fi.kind, "message": fi.message}))
+                q.queue(M.event(n, index, M.fault_event(fi.seat, fi.kind, fi.message)))
         for p in players:
             p.queue(M.deal_end(n, index, p.seat, deal.view(p.seat), deal.result.to_dict()))
             await p.flush()
@@ -493,24 +494,23 @@ class Referee:
             self.progress(f"partie {n}: seat {p.seat} replaced by the built-in robot after {p.faults_in_partie} faults (R12.3)")
 
     async def _events(self, n: int, index: int, deal: Deal, decision: str, players: list[Player], before_tricks: int, before_hl: int) -> None:
-        h = len(deal.history) - 1
-        seat, action = deal.history[h]
-        bodies: list[list[dict]] = [[], [], []]
-        for v in range(3):
-            body = {"kind": "action", "seat": seat, "decision": decision, "action": public_action(deal, h, v)}
-            if action.kind == "contract":
-                body["trump_card"] = str(deal.trump_card)
-            bodies[v].append(body)
-        extra = []
-        for hl in deal.hlasky[before_hl:]:
-            extra.append({"kind": "hlaska", **hl.to_dict()})
-        for leader, cards, winner in deal.tricks[before_tricks:]:
-            extra.append({"kind": "trick", "leader": leader, "cards": [str(c) for c in cards], "winner": winner})
-        if action.kind == "lay" and deal.laid:
-            extra.append({"kind": "laid", "seat": deal.laid[0], "cards": [str(c) for c in deal.laid[1]]})
         for v, p in enumerate(players):
-            for body in bodies[v] + extra:
+            for body in deal_events(deal, decision, before_tricks, before_hl, v):
                 p.queue(M.event(n, index, body))
+
+
+def deal_events(deal: Deal, decision: str, before_tricks: int, before_hl: int, viewer: int) -> list[dict]:
+    """The event bodies ``viewer`` is told after the last action of ``deal``
+    (``before_*``: how many tricks and hlášky there were before it)."""
+    h = len(deal.history) - 1
+    seat, action = deal.history[h]
+    shown = str(deal.trump_card) if action.kind == "contract" else None
+    out = [M.action_event(seat, decision, public_action(deal, h, viewer), shown)]
+    out += [M.hlaska_event(hl.to_dict()) for hl in deal.hlasky[before_hl:]]
+    out += [M.trick_event(leader, [str(c) for c in cards], winner) for leader, cards, winner in deal.tricks[before_tricks:]]
+    if action.kind == "lay" and deal.laid:
+        out.append(M.laid_event(deal.laid[0], [str(c) for c in deal.laid[1]]))
+    return out
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None] | None = None) -> MatchResult:

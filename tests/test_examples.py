@@ -23,7 +23,7 @@ import pytest
 
 from protocol import messages as M
 from referee.deal import Deal
-from referee.match import public_action
+from referee.match import deal_events
 from referee.partie import Partie
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,18 +207,7 @@ class Pipe:
         return rc, rest
 
 
-def _bodies(deal: Deal, decision: str, before_tricks: int, before_hl: int, viewer: int) -> list[dict]:
-    h = len(deal.history) - 1
-    seat, action = deal.history[h]
-    body = {"kind": "action", "seat": seat, "decision": decision, "action": public_action(deal, h, viewer)}
-    if action.kind == "contract":
-        body["trump_card"] = str(deal.trump_card)
-    out = [body] + [{"kind": "hlaska", **hl.to_dict()} for hl in deal.hlasky[before_hl:]]
-    out += [{"kind": "trick", "leader": l, "cards": [str(c) for c in cs], "winner": w}
-            for l, cs, w in deal.tricks[before_tricks:]]
-    if action.kind == "lay" and deal.laid:
-        out.append({"kind": "laid", "seat": deal.laid[0], "cards": [str(c) for c in deal.laid[1]]})
-    return out
+_bodies = deal_events  # the referee's own event builder
 
 
 def drive_partie(pipe: Pipe, partie_no: int, seat: int, seed: int, counts: dict) -> None:

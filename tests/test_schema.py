@@ -31,7 +31,7 @@ from protocol import messages as M
 from protocol.sdk import DECISIONS
 from referee import actions as A
 from referee.deal import Deal
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, public_action, run_match
+from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, deal_events, run_match
 from referee.partie import Partie, shuffled_deck
 from referee.process import FaultKind
 
@@ -79,20 +79,7 @@ def test_schema_is_valid_draft_2020_12(name):
 
 # ------------------------------------------------------------------ in-process messages
 
-def _event_bodies(deal: Deal, decision: str, before_tricks: int, before_hl: int, viewer: int) -> list[dict]:
-    """The event bodies ``viewer`` is told after the last action (PROTOCOL.md section 8)."""
-    h = len(deal.history) - 1
-    seat, action = deal.history[h]
-    body = {"kind": "action", "seat": seat, "decision": decision, "action": public_action(deal, h, viewer)}
-    if action.kind == "contract":
-        body["trump_card"] = str(deal.trump_card)
-    out = [body]
-    out += [{"kind": "hlaska", **hl.to_dict()} for hl in deal.hlasky[before_hl:]]
-    out += [{"kind": "trick", "leader": l, "cards": [str(c) for c in cs], "winner": w}
-            for l, cs, w in deal.tricks[before_tricks:]]
-    if action.kind == "lay" and deal.laid:
-        out.append({"kind": "laid", "seat": deal.laid[0], "cards": [str(c) for c in deal.laid[1]]})
-    return out
+_event_bodies = deal_events  # the referee's own event builder
 
 
 MODES = ("random", "quiet", "not-played", "raise", "proti", "ambitious")
