@@ -336,7 +336,7 @@ def choose_contract(hand: int, t: int, legal: list[str]) -> str:
     sedma = has_seven and (nt >= 6 or (nt >= 5 and ace) or (nt >= 4 and ace and ten))
     est = trump_estimate(hand, t)
     fh = first_hlaska(hand, t)
-    sto = fh > 0 and est + fh >= 110
+    sto = fh > 0 and est + fh >= 120
     if sto and sedma and "contract:sto-sedma" in legal:
         return "contract:sto-sedma"
     if sto and "contract:sto" in legal:
