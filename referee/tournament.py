@@ -1002,15 +1002,23 @@ def _stop_pool(ex: ProcessPoolExecutor) -> None:
 # ------------------------------------------------------------------ benchmark
 
 def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2), seed: str = "bench",
-          goal: float = 1.7) -> dict:
+          goal: float = 1.7, repeats: int = 1) -> dict:
     """``marias bench tournament``: deals per second of the same small tournament (built-in random bots)
-    at each concurrency; the speed-up is the last against the first."""
+    at each concurrency; the speed-up is the last against the first.
+
+    With ``repeats`` > 1 the runs alternate in ABBA order (1, 2, 2, 1, ...) so that a change in the
+    machine's other load weighs on both sides alike; the median rate is reported.
+    """
+    import statistics
     import tempfile
 
-    rates = {}
-    seconds = {}
+    order: list[int] = []
+    for r in range(repeats):
+        order += list(concurrency) if r % 2 == 0 else list(reversed(concurrency))
+    rates: dict[int, list[float]] = {c: [] for c in concurrency}
+    seconds: dict[int, list[float]] = {c: [] for c in concurrency}
     units = 0
-    for c in concurrency:
+    for c in order:
         with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
             cfg = config_from_options([f"r{i + 1}=random" for i in range(bots)], partie=partie, seed=seed,
                                       concurrency=c, output=str(Path(tmp) / "t"), name="bench")
@@ -1018,18 +1026,25 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
             if not run.complete:
                 raise RuntimeError(f"the benchmark tournament did not finish: {run.failed}")
             units = run.units
-            seconds[c] = run.seconds
-            rates[c] = 12 * run.units / run.seconds
+            seconds[c].append(run.seconds)
+            rates[c].append(12 * run.units / run.seconds)
+    med = {c: statistics.median(v) for c, v in rates.items()}
     first, last = concurrency[0], concurrency[-1]
-    speedup = rates[last] / rates[first]
+    speedup = med[last] / med[first]
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = None
     return {
         "benchmark": "tournament",
         "bots": bots,
         "units": units,
         "deals": 12 * units,
+        "repeats": repeats,
         "cpus": os.cpu_count(),
-        **{f"seconds_c{c}": round(seconds[c], 2) for c in concurrency},
-        **{f"deals_per_second_c{c}": round(rates[c], 1) for c in concurrency},
+        "load_average_1min_at_end": round(load, 2) if load is not None else None,
+        **{f"seconds_c{c}": round(statistics.median(seconds[c]), 2) for c in concurrency},
+        **{f"deals_per_second_c{c}": round(med[c], 1) for c in concurrency},
         f"speedup_c{last}_vs_c{first}": round(speedup, 2),
         "goal": goal,
         "goal_met": speedup >= goal,
