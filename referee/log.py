@@ -22,7 +22,7 @@ import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from .cards import SUIT_CODES
 from .partie import Partie, places
@@ -250,40 +250,69 @@ class LogWriter:
 
 # ------------------------------------------------------------------ reading
 
-def read_lines(path) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
-    """Records with their 1-based line numbers, and (line, problem) for lines that are not records.
-
-    A last line that does not parse (no newline at the end) is reported as
-    truncated; any other unparsable line as not JSON.  Never raises on content.
-    """
+def split_lines(path) -> tuple[list, bool]:
+    """The file's lines (str, or bytes if it is not UTF-8) and whether it ends with a newline."""
     data = Path(path).read_bytes()
-    records: list[tuple[int, dict]] = []
-    problems: list[tuple[int, str]] = []
-    if not data.strip():
-        problems.append((1, "empty file: no header, not a marias log"))
-        return records, problems
-    lines = data.split(b"\n")
+    try:  # one decode of the whole file is cheaper than one per line
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
     ends_with_newline = data.endswith(b"\n")
+    if not data.strip():
+        return [], ends_with_newline
+    lines = text.split("\n") if text is not None else data.split(b"\n")
     if ends_with_newline:
         lines.pop()
+    return lines, ends_with_newline
+
+
+def parse_lines(lines: list, ends_with_newline: bool, start: int = 0, stop: int | None = None
+                ) -> Iterator[tuple[int, dict | None, str | None]]:
+    """Parse ``lines[start:stop]``: see :func:`iter_lines`."""
     last = len(lines)
     loads = json.loads
-    for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            problems.append((n, "blank line"))
-            continue
+    stop = last if stop is None else stop
+    for n in range(start + 1, stop + 1):
+        raw = lines[n - 1]
         try:
             obj = loads(raw)
         except (ValueError, UnicodeDecodeError) as e:
-            if n == last and not ends_with_newline:
-                problems.append((n, f"truncated last line ({len(raw)} bytes, not complete JSON): the match stopped while writing"))
+            if not raw.strip():
+                yield n, None, "blank line"
+            elif n == last and not ends_with_newline:
+                yield n, None, f"truncated last line ({len(raw)} bytes, not complete JSON): the match stopped while writing"
             else:
-                problems.append((n, f"not JSON ({e.__class__.__name__}: {str(e)[:80]})"))
+                yield n, None, f"not JSON ({e.__class__.__name__}: {str(e)[:80]})"
             continue
-        if not isinstance(obj, dict):
-            problems.append((n, f"a log line is a JSON object, got {type(obj).__name__}"))
+        if type(obj) is not dict:
+            yield n, None, f"a log line is a JSON object, got {type(obj).__name__}"
             continue
-        records.append((n, obj))
+        yield n, obj, None
+
+
+def iter_lines(path) -> Iterator[tuple[int, dict | None, str | None]]:
+    """(line number, record, None) for each JSON object line, (line number, None, problem) otherwise.
+
+    A last line that does not parse (no newline at the end) is reported as
+    truncated; any other unparsable line as not JSON; an empty file once.
+    Never raises on content (only ``OSError`` if the file cannot be read).
+    """
+    lines, ends = split_lines(path)
+    if not lines:
+        yield 1, None, "empty file: no header, not a marias log"
+        return
+    yield from parse_lines(lines, ends)
+
+
+def read_lines(path) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
+    """Records with their 1-based line numbers, and (line, problem) for lines that are not records."""
+    records: list[tuple[int, dict]] = []
+    problems: list[tuple[int, str]] = []
+    for n, obj, problem in iter_lines(path):
+        if obj is None:
+            problems.append((n, problem))
+        else:
+            records.append((n, obj))
     return records, problems
 
 

@@ -725,3 +725,47 @@ def test_the_trump_card_before_it_is_shown_is_a_leak(match_with_transcripts, tmp
     line = _edit_sent(_transcript(log, seat), pick, lambda m: m["view"].update(trump_card=trump))
     report = validate_file(log, transcripts=tmp_path)
     assert [(p.rule, p.line) for p in report.problems] == [("R3.1", line)]
+
+
+# ------------------------------------------------------------------ parallel validation
+
+def _multi_partie_log(path: Path, parties: int, seed: int) -> Path:
+    """Several partie in one log: faults in some deals, chooser-like play (fault_log)."""
+    return fault_log(path, seed, parties=parties)
+
+
+@pytest.mark.parametrize("tamper", [None, t_deal_removed, t_payment_not_zero_sum, t_partie_totals_changed,
+                                    t_footer_totals_changed, "partie-2-never-ends", "partie-renumbered",
+                                    "partie_end-dropped", "footer-dropped"])
+def test_parallel_validation_reports_exactly_what_one_process_reports(tmp_path, tamper):
+    path = _multi_partie_log(tmp_path / "multi.jsonl", 6, 11)
+    recs, _ = read_log(path)
+    if callable(tamper):
+        tamper(recs)
+    elif tamper == "partie-2-never-ends":
+        starts = [i for i, r in enumerate(recs) if r["type"] == "partie_start"]
+        del recs[starts[2] - 1]  # partie 2 never ends
+    elif tamper == "partie-renumbered":
+        starts = [r for r in recs if r["type"] == "partie_start"]
+        starts[4]["partie"] = 7
+    elif tamper == "partie_end-dropped":
+        ends = [r for r in recs if r["type"] == "partie_end"]
+        recs.remove(ends[-1])
+    elif tamper == "footer-dropped":
+        recs.pop()
+    write(path, recs)
+    one = validate_file(path)
+    for jobs in (2, 3):
+        many = validate_file(path, jobs=jobs)
+        assert many.to_dict() == one.to_dict()
+    assert one.ok == (tamper is None)
+
+
+def test_validate_files_in_parallel_keeps_the_order_and_the_reports(corpus, tmp_path):
+    from referee.validate import validate_files
+    paths = [write(tmp_path / name, recs) for name, recs in corpus[:5]]
+    t_payment_not_zero_sum(recs := copy.deepcopy(corpus[5][1]))
+    paths.append(write(tmp_path / "bad.jsonl", recs))
+    one = [r.to_dict() for r in validate_files(paths, jobs=1)]
+    many = [r.to_dict() for r in validate_files(paths, jobs=3)]
+    assert many == one and [r["ok"] for r in one] == [True] * 5 + [False]
