@@ -201,7 +201,7 @@ def _trump_lead(info: Info, legal: list[int]) -> int:
             top = max(cards_of(my_trumps), key=TSTR.__getitem__)
             n_mine = count(hand & tmask)
             n_out = count(opp_trumps)
-            if info.sure_top(top) and (sedma or n_mine >= n_out or n_out <= 2):
+            if info.sure_top(top) and (sedma or n_mine > n_out or n_out <= 1):
                 return top
             if n_mine >= n_out + 2 and not info.sure_top(top):
                 small = [c for c in cards_of(my_trumps) if not POINTS[c]]
