@@ -21,7 +21,7 @@ from referee.cli import app
 from referee.deal import Deal, IllegalAction
 from referee.log import dealt_hands, read_log, selfplay_log
 from referee.partie import Partie, places
-from referee.validate import collected_deck, replay_record, talon_discard_ok, validate_file
+from referee.validate import collected_deck, replay_record, validate_file
 
 from tests.test_log import chooser_bots, fault_log, random_bots
 
@@ -552,31 +552,47 @@ def test_the_validators_own_collection_equals_the_engines(seed, faults):
         assert collected_deck(rec, rp) == engine_collected(rec)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(0, 10**6))
-def test_the_direct_talon_check_agrees_with_the_engines_legal_actions(seed):
-    """validate's shortcut for discards accepts exactly the engine's legal talon actions."""
+def _subsets(items):
+    out = [()]
+    for it in items:
+        out += [x + (it,) for x in out]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.floats(0.0, 1.0))
+def test_the_direct_checks_accept_exactly_the_engines_legal_actions(seed, taste):
+    """validate's shortcut checks (direct_ok, play_ok, FlekRounds) accept exactly the engine's legal actions,
+    so vouching for an action never lets an illegal one through."""
     import random
 
     from referee import actions as A
+    from referee.validate import FlekRounds, direct_ok
     rng = random.Random(seed)
     deal = Partie(seed=seed).next_deal()
+    flek = FlekRounds()
+    every_flek = [A.flek(w, p) for w in _subsets(A.COMPONENTS) for p in _subsets(A.PROTI)]
     while not deal.done:
-        if deal.phase == "talon":
-            legal = set(deal.legal_actions())
-            hand = deal.hands[deal.to_move]
-            for kind in ("barva", "betl", "durch"):
-                for a in hand:
-                    for b in hand:
-                        if a != b:
-                            act = A.game(kind, a, b)
-                            assert talon_discard_ok(deal, deal.to_move, act) == (act in legal), act
-            others = [c for c in range(32) if not deal.holds(deal.to_move, c)]
-            act = A.game("betl", hand[0], others[0])
-            assert not talon_discard_ok(deal, deal.to_move, act)
-        legal = deal.legal_actions()
-        pref = [a for a in legal if a.kind in ("spatna", "durch") and not a.cards]
-        deal.apply(rng.choice(pref) if pref and rng.random() < 0.5 else rng.choice(legal))
+        seat = deal.to_move
+        legal = set(deal.legal_actions())
+        phase = deal.phase
+        if phase == "flek":
+            for act in every_flek:
+                assert flek.ok(deal, seat, act) == (act in legal), (act, deal.levels, deal.proti)
+        else:
+            candidates = [A.ZLIDU, A.DOBRA, A.SPATNA, A.DURCH_ANSWER, *A.CONTRACT.values(), *A.TRUMP, *A.PLAY]
+            hand = deal.hands[seat]
+            candidates += [A.game(k, a, b) for k in ("barva", "betl", "durch") for a in hand for b in hand if a != b]
+            others = [c for c in range(32) if not deal.holds(seat, c)]
+            candidates.append(A.game("betl", hand[0], others[0]))
+            for act in candidates:
+                assert direct_ok(deal, seat, act) == (act in legal), (phase, act)
+        choices = deal.legal_actions()
+        pref = [a for a in choices if a.kind in ("barva", "dobra", "contract", "spatna") or (a.kind == "flek" and a.proti)]
+        action = rng.choice(pref) if pref and rng.random() < taste else rng.choice(choices)
+        deal.apply(action)
+        if phase == "flek":
+            flek.applied(action)
 
 
 # ------------------------------------------------------------------ the command
