@@ -216,13 +216,19 @@ def deal_sheet(rec: dict, p: _Paint, seat: int | None = None, running: list[int]
         out.append("stakes (contract, flek, games against)")
         out.extend(stakes)
     out.append(f"game: {_game_line(p, d)}")
-    # talon
-    known_talons = [(s, cards) for s, cards, knowers in d.talons if seat is None or seat in knowers]
-    if d.talon and (seat is None or any(seat in k for _s, c, k in d.talons if list(c) == list(d.talon))):
-        out.append(f"talon: {p.cards(d.talon)} (seat {d.talon_owner}'s)")
-    elif d.talons:
-        seen = "; ".join(f"seat {s}: {p.cards(c)}" for s, c in known_talons)
-        out.append("talon: " + (f"not seen (discards seen: {seen})" if seen else "not seen"))
+    # talon: every discard, who took it, the final talon (cards only where this seat knew them)
+    if d.talons:
+        parts = []
+        for i, (s, cards, knowers) in enumerate(d.talons):
+            seen = seat is None or seat in knowers
+            text = f"seat {s} discarded {p.cards(cards) if seen else 'two cards'}"
+            takers = sorted(knowers - {s})
+            if takers:
+                text += f", taken by seat {takers[0]}"
+            elif i == len(d.talons) - 1:
+                text += " (the talon)"
+            parts.append(text)
+        out.append("talon: " + "; ".join(parts))
     # play
     if d.tricks or d.laid:
         out.append("play")
