@@ -283,7 +283,7 @@ def deal_sheet(rec: dict, p: _Paint, seat: int | None = None, running: list[int]
             owner = "actor" if c.owner == "actor" else "defence"
             outcome = "won" if c.won else "lost"
             pays = "defenders pay" if c.value > 0 else "actor pays"
-            out.append(f"  {c.name}{level:<7} {owner} {outcome:<4} {c.amount:>4}  ({c.detail}) — {pays} {c.amount} each")
+            out.append(f"  {c.name + level:<17} {owner:<7} {outcome:<4} {c.amount:>4}  ({c.detail}) — {pays} {c.amount} each")
         for note in r.notes:
             out.append(f"  {note}")
         pay = r.payments
