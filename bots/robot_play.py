@@ -235,7 +235,7 @@ def _trump_lead(info: Info, legal: list[int]) -> int:
         partner_void = not (info.possible[partner] & SUIT_MASKS[s])
         partner_trumps = info.prob_has_any(partner, tmask)
         actor_follows = info.possible[actor] & SUIT_MASKS[s]
-        if partner_void and partner_trumps > 0.6 and actor_follows:
+        if partner_void and partner_trumps > 0.6 and actor_follows and info.seat_after(1) == actor:
             low = [c for c in cards_of(mine) if not POINTS[c]]
             if low:
                 return min(low, key=TSTR.__getitem__)
