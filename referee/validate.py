@@ -336,7 +336,8 @@ def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
     if not isinstance(decisions, list):
         return Replay(d, [("format", "the deal has no list of decisions")], False)
     apply = d.apply
-    plays: list[tuple[int, Card]] = []
+    plays: list = []  # seat and action of every card played, in order
+    add_play = plays.append
     cache = _ACTION_CACHE
     flek = FlekRounds()
     for i, dec in enumerate(decisions):
@@ -364,7 +365,15 @@ def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
         if k == "play":
             if play_ok(d, seat, action.cards[0]):
                 d._vouched = action
-        elif phase == "flek":
+            try:
+                apply(action)
+            except IllegalAction as e:
+                problems.append(_illegal(e, i + 1, seat, text))
+                return Replay(d, problems, False)
+            add_play(seat)
+            add_play(action.cards[0])
+            continue
+        if phase == "flek":
             if flek.ok(d, seat, action):
                 d._vouched = action
         elif direct_ok(d, seat, action):
@@ -372,15 +381,10 @@ def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
         try:
             apply(action)
         except IllegalAction as e:
-            msg = str(e)
-            if msg.startswith(e.rule + ": "):
-                msg = msg[len(e.rule) + 2:]
-            problems.append((e.rule, f"decision {i + 1} (seat {seat}, {text}) is illegal: {msg}"))
+            problems.append(_illegal(e, i + 1, seat, text))
             return Replay(d, problems, False)
         # the hand order, tracked from the record (R2.3, R2.6); plays are taken out at the end
-        if k == "play":
-            plays.append((seat, action.cards[0]))
-        elif phase == "flek":
+        if phase == "flek":
             flek.applied(action)
         elif k == "spatna" or (k == "durch" and not action.cards):
             hands[seat].extend(talon)
@@ -391,9 +395,11 @@ def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
             hands[seat].remove(b)
             talon = [a, b]
     if plays:
-        played = {c for _s, c in plays}
+        played = set(plays[1::2])
         hands = [[c for c in h if c not in played] for h in hands]
-        table = plays[len(plays) - len(plays) % 3:]  # a trick left unfinished (a fault or laid cards)
+        n_plays = len(plays) // 2
+        rest = plays[2 * (n_plays - n_plays % 3):]  # a trick left unfinished (a fault or laid cards)
+        table = list(zip(rest[0::2], rest[1::2]))
     faults = rec.get("faults") or []
     if faults:
         if not isinstance(faults, list) or len(faults) != 1 or not isinstance(faults[0], dict):
@@ -415,6 +421,13 @@ def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
     if on_step is not None:
         on_step(d, len(decisions))
     return Replay(d, problems, True, hands, table)
+
+
+def _illegal(e: IllegalAction, n: int, seat: int, text: str) -> tuple[str, str]:
+    msg = str(e)
+    if msg.startswith(e.rule + ": "):
+        msg = msg[len(e.rule) + 2:]
+    return e.rule, f"decision {n} (seat {seat}, {text}) is illegal: {msg}"
 
 
 def _decision_problem(d: Deal, dec, n: int) -> tuple[str, str]:
