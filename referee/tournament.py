@@ -890,20 +890,23 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
         units = plan_units(cfg)
         progress = Progress(len(units), 0, stream, interval)
         pending: list[Unit] = []
-        for u in units:
-            path = unit_log(out, u)
-            why = check_unit_log(path, u) if path.exists() else "no log"
-            if why is None:
-                progress.done += 1
-                t = _log_totals(path)
-                if t:
-                    progress.add(*t)
-            else:
-                if path.exists() or any(logs.glob(f"{u.id}.*")):
-                    if path.exists():
-                        progress.message(f"{u.id}: {why}; playing it again")
-                    remove_unit_files(out, u)
-                pending.append(u)
+        try:
+            for u in units:
+                path = unit_log(out, u)
+                why = check_unit_log(path, u) if path.exists() else "no log"
+                if why is None:
+                    progress.done += 1
+                    t = _log_totals(path)
+                    if t:
+                        progress.add(*t)
+                else:
+                    if path.exists() or any(logs.glob(f"{u.id}.*")):
+                        if path.exists():
+                            progress.message(f"{u.id}: {why}; playing it again")
+                        remove_unit_files(out, u)
+                    pending.append(u)
+        except KeyboardInterrupt:  # stopped while checking the logs: nothing was started
+            return TournamentRun(cfg, state, len(units), progress.done, 0, [], True, time.perf_counter() - t0)
         progress.start_done = progress.done
         done_before = progress.done
         if state == "resume" and stream is not None:
