@@ -5,16 +5,16 @@ the legal action texts — never from the engine's hidden state, and it is
 deterministic: the same view gives the same decision, on every seat.
 
 * ``trump``    the lowest card of its longest, strongest suit among the first
-               seven; z lidu when those seven are weak (no suit of three and no
-               ace or ten in a pair)  — :func:`bots.robot_bid.choose_trump`;
+               seven; z lidu when those seven are weak (no suit of three)
+               — :func:`bots.robot_bid.choose_trump`;
 * ``talon``    durch or betl when the twelve cards (after the two best discards)
-               cannot lose it, else Barva with discards that keep trumps, aces,
+               make it likely (75 % durch, 45 % betl), else Barva with discards that keep trumps, aces,
                tens and hlášky and make voids; after špatná, betl or durch with
                the safest discards  — :mod:`bots.robot_bid`;
-* ``answer``   špatná only with ten cards already safe for betl or durch; durch on
-               a betl only with a hand that cannot lose it;
+* ``answer``   špatná only with ten cards that already make a betl or durch
+               likely; durch on a betl likewise;
 * ``contract`` sedma with the trump seven and enough trumps to draw the others,
-               sto when the first hláška and the expected card points reach 110
+               sto when the first hláška and the expected card points reach 120
                (R7.7), else hra;
 * ``flek``     exactly R11: :mod:`bots.robot_raise` (its docstring lists the
                decisions taken where R11 leaves room);

@@ -6,12 +6,13 @@ Leads follow a player's priorities:
 
 * actor: with sto and the trump K+O still undeclared, lead one of them at once
   (R7.7: the first hláška declared is the one that counts, so the 40 goes before
-  any 20); draw the others' trumps with a top trump when it pays (sedma, or at
-  least as many trumps as are out, or few out); cash side winners nobody can ruff;
+  any 20); draw the others' trumps with a top trump when it pays (sedma, more
+  trumps than are out, or a single one out); cash side winners nobody can ruff;
   with a trump majority and no top trump, lead a small trump to knock out the
   higher ones; otherwise the cheapest lead by the trick judgement below.
 * defender: cash a side winner the actor cannot ruff; lead into a suit the partner
-  is void in (he must ruff, R7.2); against a sedma, lead a suit the actor is void
+  is void in when the actor plays before him (he must ruff, R7.2, and sees the
+  actor's card first); against a sedma, lead a suit the actor is void
   in so that he must spend trumps; otherwise the cheapest lead.
 
 Following (and the remaining leads) use one judgement per legal card: the chance
@@ -21,7 +22,8 @@ the worth of keeping the card for later (a sure winner is worth its points and
 what it will collect; a trump more, a ten whose ace is still out little):
 ``value = (2P - 1) * T - keep``.  So the robot smears aces and tens onto a trick
 its partner surely wins, does not throw points on a trick the opponent wins, does
-not waste high cards, keeps a trump seven for the last trick (tichá sedma), and
+not waste high cards, keeps a trump seven for the last trick only when nobody
+else can hold a trump then (tichá sedma, R7.9: a beaten seven costs), and
 with sto keeps the 20 back while the 40 is not yet declared.
 
 Betl and durch (R7.3)
