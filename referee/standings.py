@@ -113,7 +113,12 @@ def load(paths: Iterable, *, validate: bool = True) -> tuple[list[PartieRecord],
 
     parties: list[PartieRecord] = []
     skipped: list[str] = []
+    seen: set[Path] = set()
     for path in log_files(paths):
+        real = path.resolve()
+        if real in seen:  # named twice (a file and its folder): counted once
+            continue
+        seen.add(real)
         if not path.exists():
             skipped.append(f"{path}: no such file")
             continue

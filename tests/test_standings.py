@@ -277,6 +277,12 @@ def test_incomplete_and_foreign_files_are_left_out(logs, tmp_path):
     assert any("other.jsonl: not a marias log" in s for s in skipped)
 
 
+def test_a_log_named_twice_counts_once(logs):
+    one = sorted(logs.glob("*.jsonl"))[0]
+    parties, skipped = S.load([logs, one, one])
+    assert len(parties) == 3 and skipped == []
+
+
 def test_render_formats(logs):
     text, skipped, t = S.report([logs], fmt="json", series=2)
     body = json.loads(text)
