@@ -248,7 +248,7 @@ class Deal:
         proti_sets = _subsets(proti)
         return [A.flek(w, p) for p in proti_sets for w in words_sets]
 
-    def _legal_cards_mask(self, seat: int) -> int:
+    def _legal_cards_mask(self, seat: int, seven_rule: bool = True) -> int:
         hand = self.masks[seat]
         trick = self.trick
         if trick:
@@ -275,7 +275,7 @@ class Deal:
         else:
             mask = hand
         # R7.4: an announced seven waits for the last trick unless it is forced.
-        if self.trump is not None and len(self.tricks) < 9 and self.game == "barva":
+        if seven_rule and self.trump is not None and len(self.tricks) < 9 and self.game == "barva":
             seven = 1 << (self.trump * 8 + SEVEN)
             if mask & seven and mask != seven and self._seven_bound(seat):
                 mask &= ~seven
@@ -347,7 +347,8 @@ class Deal:
         """Why ``action`` is illegal, citing the rule."""
         ph, seat = self.phase, self.to_move
         kinds = {a.kind for a in self.legal_actions()}
-        if action.kind not in kinds and not (ph == FLEK and action.kind in ("flek", "dobra")):
+        if action.kind not in kinds and not (ph == FLEK and action.kind in ("flek", "dobra")) \
+                and not (ph == PLAY and action.kind == "lay"):
             rule = {TRUMP: "R3.1", TALON: "R3.2", ANSWER: "R4.1", CONTRACT: "R5.1", FLEK: "R5.3", PLAY: "R7.2"}[ph]
             return rule, f"seat {seat} must make a {ph} decision, not {action}"
         if ph == TRUMP:
@@ -376,7 +377,8 @@ class Deal:
             card = action.cards[0]
             if not self.holds(seat, card):
                 return "R7.2", f"seat {seat} does not hold {card}"
-            if self.trump is not None and card == self.trump * 8 + SEVEN and self._seven_bound(seat):
+            if self.trump is not None and card == self.trump * 8 + SEVEN and self._seven_bound(seat) \
+                    and self._legal_cards_mask(seat, seven_rule=False) >> card & 1:
                 return "R7.4", "the announced trump seven may be played only in the last trick"
             return self._explain_card(seat, card)
         return "R7.2", f"{action} is not legal"
