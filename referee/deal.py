@@ -779,7 +779,11 @@ class Deal:
             red = self.cervene
             faulting_actor = seat == actor
             comps = []
-            for name, level in self.levels.items():
+            levels = dict(self.levels)
+            for p in A.PROTI:  # games against announced in a round still being spoken
+                if p in self.proti:
+                    levels.setdefault(p + "-proti", 0)
+            for name, level in levels.items():
                 owner = "defence" if name.endswith("-proti") else "actor"
                 won = (owner == "actor") != faulting_actor
                 comps.append(settle.fault_component(name, owner, won, level, red))
