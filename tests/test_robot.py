@@ -454,3 +454,52 @@ def test_defender_smears_a_ten_onto_the_partners_sure_trick():
         d.apply(t)
     assert d.to_move == 2
     assert robot_says(d) == "play:Xh"
+
+
+# ---------------------------------------------------------------- strength reports (marias strength)
+
+
+def test_strength_rotates_seats_over_the_same_decks():
+    from referee import strength
+
+    # three identical deterministic robots: every entry plays every seat of each deck,
+    # so each one's total is the same, and the table sums to zero
+    report = strength.run(["robot", "robot", "robot"], partie=6, seed="t")
+    assert report["decks"] == 2 and report["partie"] == 6
+    rows = report["results"]
+    assert [r["bot"] for r in rows] == ["robot#1", "robot#2", "robot#3"]
+    assert len({r["groše"] for r in rows}) == 1 and sum(r["groše"] for r in rows) == 0
+    assert all(r["partie"] == 6 and r["mean_place"] == 2.0 for r in rows)
+
+
+def test_strength_report_sums_to_zero_and_rounds_up_to_whole_decks():
+    from referee import strength
+
+    report = strength.run(["robot", "random", "random"], partie=4, seed=3, permutations=True)
+    assert report["seatings"] == "permutations" and report["decks"] == 1 and report["partie"] == 6
+    rows = report["results"]
+    assert sum(r["groše"] for r in rows) == 0
+    assert [r["bot"] for r in rows] == ["robot", "random#1", "random#2"]
+    for r in rows:
+        assert r["partie"] == 6
+        assert r["mean"] == round(r["groše"] / 6, 2)
+    assert strength.seatings(False) == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    assert sorted(strength.seatings(True)) == sorted(set(strength.seatings(True)))
+    assert len(strength.seatings(True)) == 6
+
+
+def test_strength_command_prints_json_and_a_table():
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["strength", "--bot", "robot", "--bot", "random", "--bot", "random",
+                              "--partie", "3", "--seed", "9", "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    assert report["partie"] == 3 and len(report["results"]) == 3
+    table = runner.invoke(app, ["strength", "-b", "robot", "-b", "robot", "-b", "random", "-n", "3"])
+    assert table.exit_code == 0 and "95% CI" in table.output and "robot#2" in table.output
+    bad = runner.invoke(app, ["strength", "-b", "robot", "-b", "nobody", "-b", "random", "-n", "3"])
+    assert bad.exit_code != 0
