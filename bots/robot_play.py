@@ -211,7 +211,7 @@ def _trump_lead(info: Info, legal: list[int]) -> int:
                     # the seven stays back for the last trick
                     return min(small, key=lambda c: ((c & 7) == SEVEN, TSTR[c]))
         # cash side winners that cannot be ruffed
-        cash = [c for c in cards_of(legal_mask & ~tmask) if info.sure_top(c) and _ruff_risk(info, c >> 3) < 0.25]
+        cash = [c for c in cards_of(legal_mask & ~tmask) if info.sure_top(c) and _ruff_risk(info, c >> 3) < 0.4]
         if cash:
             return max(cash, key=lambda c: (POINTS[c], TSTR[c], -c))
         return _best_by_value(info, legal)
