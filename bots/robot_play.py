@@ -7,7 +7,8 @@ Leads follow a player's priorities:
 * actor: with sto and the trump K+O still undeclared, lead one of them at once
   (R7.7: the first hláška declared is the one that counts, so the 40 goes before
   any 20); draw the others' trumps with a top trump when it pays (sedma, more
-  trumps than are out, or a single one out); cash side winners nobody can ruff;
+  trumps than are out, or a single one out); cash side winners (unless an
+  opponent is 40 % likely to ruff them);
   with a trump majority and no top trump, lead a small trump to knock out the
   higher ones; otherwise the cheapest lead by the trick judgement below.
 * defender: cash a side winner the actor cannot ruff; lead into a suit the partner
