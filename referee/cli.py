@@ -123,8 +123,7 @@ def strength(
     permutations: bool = typer.Option(False, "--permutations", help="Play all 6 seat permutations per deck instead of the 3 rotations."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """Relative strength of built-in bots: the same decks with the seats rotated, groše per
-    partie with a 95% confidence interval (per-deck means as samples), places and speed."""
+    """Relative strength of built-in bots: the same decks with the seats rotated, groše per partie with a 95% confidence interval (per-deck means as samples), places and speed."""
     from . import strength as strength_mod
 
     names = _three(bot)
@@ -195,8 +194,7 @@ def show(
     partie: Optional[int] = typer.Option(None, "--partie", "-p", min=1, help="Only this partie."),
     seat: Optional[int] = typer.Option(None, "--seat", "-s", min=0, max=2, help="Show only what this seat saw."),
 ):
-    """Print deal sheets: hands, trump choice, talon, bidding in the game's words, tricks
-    with hlášky and points, laid cards, settlement per component and per seat."""
+    """Print deal sheets: hands, trump choice, talon, bidding in the game's words, tricks with hlášky and points, laid cards, settlement per component and per seat."""
     from .show import ShowError, show as show_log
 
     try:
@@ -226,8 +224,7 @@ def bench_referee(
     partie: int = typer.Option(10, help="Partie to play with three external random bots."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """Deals per second with three external random bots, and the cost per decision as a
-    ratio to a raw round trip through a trivial echo process, measured in the same run."""
+    """Deals per second with three external random bots, and the cost per decision as a ratio to a raw round trip through a trivial echo process, measured in the same run."""
     from . import bench
 
     _print_bench(bench.referee(partie=partie), as_json)
@@ -241,8 +238,7 @@ def bench_validate(
     jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Processes for the parallel figure (0: one per CPU)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """Validated deals per second on one large log (one process and --jobs processes), and the
-    engine's self-play speed (bench engine) measured in the same run."""
+    """Validated deals per second on one large log (one process and --jobs processes), and the engine's self-play speed (bench engine) measured in the same run."""
     from . import bench
 
     _print_bench(bench.validate(deals=deals, log=log, repeats=repeats, jobs=jobs), as_json)
