@@ -102,22 +102,54 @@ def raw_round_trip(n: int = 3000, message: dict | None = None) -> float:
         p.wait()
 
 
-def referee(partie: int = 3, seed: int = 1) -> dict:
-    """Deals per second with three external ``random`` bots, and the referee's cost per
-    decision as a ratio to a raw echo round trip measured in the same run."""
-    from .match import BotSpec, Limits, MatchConfig, Referee
+TRIVIAL_BOT = r"""
+import re, sys
+r = sys.stdin.buffer.readline
+w = sys.stdout.buffer
+rid = re.compile(rb'"id":(\d+)')
+while True:
+    line = r()
+    if not line or line.startswith(b'{"type":"bye"'):
+        break
+    if line.startswith(b'{"type":"request"'):
+        i = line.rindex(b'"legal":["') + 10
+        w.write(b'{"type":"action","id":' + rid.search(line).group(1) + b',"action":"' + line[i:line.index(b'"', i)] + b'"}\n')
+        w.flush()
+    elif line.startswith(b'{"type":"hello"'):
+        w.write(b'{"type":"hello","protocol":1,"name":"trivial","version":"1"}\n')
+        w.flush()
+"""
+
+
+def _referee_run(specs, partie: int, seed: int):
     import asyncio
 
-    specs = [BotSpec.parse("random", seed=f"bench:{i}") for i in range(3)]
+    from .match import Limits, MatchConfig, Referee
     config = MatchConfig(bots=specs, partie=partie, seed=f"bench:{seed}", limits=Limits(move_ms=10_000), keep_partie=True)
     ref = Referee(config)
     result = asyncio.run(ref.run())
-    wall = ref.play_seconds
+    if result.faults:
+        raise RuntimeError(f"the benchmark's bots faulted: {result.faults[:3]}")
     decisions = sum(s.decisions for s in result.stats)
-    bot_ms = sum(s.total_ms for s in result.stats)
     deals = sum(len(p.deals) for p in result.parties)
+    bot_ms = sum(s.total_ms for s in result.stats)
+    return ref.play_seconds, decisions, deals, bot_ms
+
+
+def referee(partie: int = 3, seed: int = 1) -> dict:
+    """Deals per second with three external ``random`` bots, and the referee's cost per
+    decision as a ratio to a raw echo round trip measured in the same run."""
+    import sys
+
+    from .match import BotSpec
+
+    specs = [BotSpec.parse("random", seed=f"bench:{i}") for i in range(3)]
+    wall, decisions, deals, bot_ms = _referee_run(specs, partie, seed)
+    trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
+    t_wall, t_decisions, _, _ = _referee_run(trivial, partie, seed)
     raw = raw_round_trip()
     per_decision = wall / decisions
+    t_per_decision = t_wall / t_decisions
     return {
         "benchmark": "referee",
         "partie": partie,
@@ -130,7 +162,11 @@ def referee(partie: int = 3, seed: int = 1) -> dict:
         "us_raw_echo_round_trip": round(raw * 1e6, 1),
         "ratio_wall_per_decision_to_raw": round(per_decision / raw, 2),
         "ratio_round_trip_to_raw": round(bot_ms / 1000 / decisions / raw, 2),
-        "note": "wall = from the end of the handshakes to the last deal_end; raw = same-size line through an echo process",
+        "us_per_decision_trivial_bots": round(t_per_decision * 1e6, 1),
+        "referee_overhead_ratio": round(t_per_decision / raw, 2),
+        "note": ("wall = from the end of the handshakes to the last deal_end; raw = a request-sized line through an "
+                 "echo process (blocking pipes); referee_overhead_ratio = per-decision wall time with trivial bots "
+                 "(answer legal[0] without parsing JSON) / raw"),
     }
 
 
