@@ -822,7 +822,7 @@ class Deal:
     def view(self, seat: int) -> dict:
         """What ``seat`` knows now: never another player's hidden card."""
         hand = self.hands[seat]
-        if self.phase == TRUMP and seat == self.forhont:
+        if seat == self.forhont and self.zlidu is None:  # R3.1: no trump chosen, only 7 seen
             hand = hand[:7]
         knows_trump_card = self.trump_shown or (seat == self.forhont and self.trump_card is not None)
         talon = None
