@@ -59,6 +59,13 @@ def test_R3_1_forhont_sees_only_his_first_seven_at_the_trump_decision():
     assert d.view(0)["hand"] == "Aa Xa Ua 9a 8a Ah 7h 8h Xb Al Ul 7l".split()
 
 
+def test_R3_1_fault_at_the_trump_decision_shows_no_more_than_seven():
+    d = make_deal(*DEAL_A)
+    d.fault(0, "timeout")
+    # the deal is over before he took the rest: his view still holds the first seven only
+    assert d.done and d.view(0)["hand"] == ["Aa", "Xa", "Ua", "9a", "8a", "Ah", "7h"]
+
+
 def test_R3_1_z_lidu_is_the_first_card_of_the_second_block():
     d = make_deal(*DEAL_A)
     # the 18th card from the top of the deck: 7 (forhont) + 5 + 5, then the forhont's 8h
