@@ -1012,20 +1012,28 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
     With ``repeats`` > 1 the runs alternate in ABBA order (1, 2, 2, 1, ...) so that a change in the
     machine's other load weighs on both sides alike; the median rate is reported.
     """
+    import resource
     import statistics
     import tempfile
+
+    def cpu() -> float:
+        r = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        return sum(x.ru_utime + x.ru_stime for x in r)
 
     order: list[int] = []
     for r in range(repeats):
         order += list(concurrency) if r % 2 == 0 else list(reversed(concurrency))
     rates: dict[int, list[float]] = {c: [] for c in concurrency}
     seconds: dict[int, list[float]] = {c: [] for c in concurrency}
+    cores: dict[int, list[float]] = {c: [] for c in concurrency}
     units = 0
     for c in order:
         with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
             cfg = config_from_options([f"r{i + 1}=random" for i in range(bots)], partie=partie, seed=seed,
                                       concurrency=c, output=str(Path(tmp) / "t"), name="bench")
+            c0 = cpu()
             run = run_tournament(cfg)
+            cores[c].append((cpu() - c0) / run.seconds)
             if not run.complete:
                 raise RuntimeError(f"the benchmark tournament did not finish: {run.failed}")
             units = run.units
@@ -1048,6 +1056,8 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
         "load_average_1min_at_end": round(load, 2) if load is not None else None,
         **{f"seconds_c{c}": round(statistics.median(seconds[c]), 2) for c in concurrency},
         **{f"deals_per_second_c{c}": round(med[c], 1) for c in concurrency},
+        # CPU seconds (referee, workers and bots) per second of wall time: how many cores the run kept busy
+        **{f"cores_used_c{c}": round(statistics.median(cores[c]), 2) for c in concurrency},
         f"speedup_c{last}_vs_c{first}": round(speedup, 2),
         "goal": goal,
         "goal_met": speedup >= goal,
