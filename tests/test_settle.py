@@ -210,6 +210,10 @@ CONTRACTS = [
     # defence 90 + 40 = 130: 4 + 3 x 4 = 16; hra lost 1
     ("sto proti", STO_PROTI, "hra", ("proti:sto", "dobra", "dobra"), "play",
      {"hra": (False, 1, "actor"), "sto-proti": (True, 16, "defence")}, (-34, 17, 17)),
+    # the same cards as contract sto: 80 + first hláška 40 = 120: 4 + 2 x 4 = 12 (the
+    # defence's 40 in hlášky only count against a lost sto)
+    ("sto won, defence hlasky", TICHE_STO, "sto", ("dobra", "dobra"), "play",
+     {"sto": (True, 12, "actor")}, (24, -12, -12)),
     # 120 with flek on hra: (2 + 2 x 2) x 2 = 12
     ("tiche sto", TICHE_STO, "hra", FLEKS[1], "play", {"tiche-sto": (True, 12, "actor")}, (24, -12, -12)),
 ]
@@ -278,6 +282,32 @@ def test_R9_4_cervene_every_level(level):
 def test_R9_4_games_against_in_cervene(level):
     assert settle.simple("sedma-proti", "defence", False, level, True).amount == 2 * (1 << level) * 2
     assert settle.sto("sto-proti", "defence", 110, 110, 0, level, True).amount == 8 * (1 << level) * 2
+
+
+# ---------------------------------------------------------------- R9.7 the partie
+
+def test_R9_7_partie_score_is_the_sum_of_its_deals_equal_totals_share():
+    from referee.partie import Partie, places
+
+    p = Partie(seed=4)
+    for d in p.iter_deals():
+        # every deal a conceded hra: each defender pays the forhont 1 (2 in červené)
+        act(d, "trump:zlidu")
+        act(d, next(str(a) for a in d.legal_actions() if a.kind == "barva"), "dobra", "dobra", "contract:hra",
+            "dobra", "dobra")
+    assert len(p.deals) == 12 and all(d.result.kind == "conceded" for d in p.deals)
+    expected = [0, 0, 0]
+    for d in p.deals:
+        stake = 2 if d.cervene else 1
+        for s in range(3):
+            expected[s] += 2 * stake if s == d.forhont else -stake
+    assert p.totals() == expected and sum(expected) == 0
+    # most groše first; equal totals share the place (the mean of the places shared)
+    assert places([5, 5, -10]) == [1.5, 1.5, 3]
+    assert places([10, -5, -5]) == [1, 2.5, 2.5]
+    assert places([0, 0, 0]) == [2, 2, 2]
+    assert places([-3, 7, -4]) == [2, 1, 3]
+    assert p.places() == places(expected)
 
 
 # ---------------------------------------------------------------- R12.2 faults
