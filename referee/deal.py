@@ -824,6 +824,8 @@ class Deal:
         hand = self.hands[seat]
         if seat == self.forhont and self.zlidu is None:  # R3.1: no trump chosen, only 7 seen
             hand = hand[:7]
+        if self.phase == PLAY and seat == self.actor == self.to_move:
+            self.legal_actions()  # R8.1: the offer is judged at his turn, whoever asks first
         knows_trump_card = self.trump_shown or (seat == self.forhont and self.trump_card is not None)
         talon = None
         if self.talon and seat in self.talons[-1][2]:
