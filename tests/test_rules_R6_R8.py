@@ -507,6 +507,13 @@ def test_R8_1_offered_when_the_order_cannot_matter():
     assert d.view(1)["lay_offered"] is False and d.view(2)["lay_offered"] is False
 
 
+def test_R8_1_view_shows_the_offer_at_his_turn_whatever_is_asked_first():
+    d = bid(LAY_SEDMA, "sedma", ("dobra", "dobra"))
+    # the view is asked before the legal actions: it must already show the offer
+    assert d.view(0)["lay_offered"] is True
+    assert lay_offered(d)
+
+
 def test_R8_1_only_to_the_actor():
     d = bid(SEVEN_ON_TABLE)
     for trick in SEVEN_ON_TABLE["play"].split("/")[:9]:
