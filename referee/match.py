@@ -47,14 +47,18 @@ class BotSpec:
     cwd: str | None = None
     env: dict[str, str] | None = None
     builtin: str | None = None
-    move_ms: int | None = None  # per-bot override of the limits
+    # per-bot overrides of the match's limits (None: the match's)
+    move_ms: int | None = None
+    startup_ms: int | None = None
+    bank_ms: int | None = None
+    increment_ms: int | None = None
 
     @classmethod
     def parse(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
         """``random``/``robot`` (optionally ``random:SEED``) or a command line split like a shell would."""
         name, _, arg = value.partition(":")
         if name in BUILTIN_BOTS and " " not in value:
-            argv = [sys.executable, "-m", "referee.cli", "bot", name]
+            argv = [sys.executable, "-m", "bots", name]  # what `marias bot NAME` runs, without the CLI toolkit
             if name == "random":
                 argv += ["--seed", arg or str(seed)]
             return cls(label=value, argv=argv, builtin=name)
@@ -241,7 +245,8 @@ class Player:
         except BotFault:
             self.proc = None
             raise
-        answer, _ = await self.proc.request(M.hello(__version__, lim.to_dict()), lim.startup_ms / 1000)
+        limits = self.limits()
+        answer, _ = await self.proc.request(M.hello(__version__, limits), limits["startup_ms"] / 1000)
         if answer.get("type") != "hello":
             raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: expected a hello answer, got type {answer.get('type')!r}",
                            json.dumps(answer)[:300])
@@ -285,12 +290,21 @@ class Player:
         msgs, self.pending = self.pending, []
         return await self.proc.request(msg, timeout, msgs)
 
+    def limits(self) -> dict:
+        """The match's limits with this bot's overrides (what its hello announces)."""
+        lim = self.config.limits.to_dict()
+        for key in ("move_ms", "startup_ms", "bank_ms", "increment_ms"):
+            value = getattr(self.spec, key)
+            if value is not None:
+                lim[key] = value
+        return lim
+
     def decision_limit_ms(self) -> float:
-        lim = self.config.limits
-        move = self.spec.move_ms or lim.move_ms
+        lim = self.limits()
+        move = lim["move_ms"]
         if self.bank_ms is None:
             return move
-        self.bank_ms += lim.increment_ms
+        self.bank_ms += lim["increment_ms"]
         # an empty bank leaves no time at all: the flag has fallen (a timeout)
         return max(0.0, min(move, self.bank_ms) if move else self.bank_ms)
 
@@ -329,11 +343,13 @@ class Referee:
         partie_places: list[list[float]] = []
         try:
             # handshake first so the log header can name what each bot announced
-            for p in players:
+            async def start(p: Player) -> None:
                 try:
                     await p.ensure_started(M.partie_start(cfg.partie_offset + 1, p.seat, 12, [b.label for b in cfg.bots]))
                 except BotFault as f:
                     p.pending_fault = f  # charged at the first deal (R12.1: the bot process ended)
+
+            await asyncio.gather(*(start(p) for p in players))  # the three start at once
             t_play = time.perf_counter()
             if cfg.log_path is not None:
                 from .log import LogWriter
@@ -383,7 +399,8 @@ class Referee:
         for p in players:
             p.faults_in_partie = 0
             p.replacement = None
-            p.bank_ms = float(cfg.limits.bank_ms) if cfg.limits.bank_ms else None
+            bank = p.limits()["bank_ms"]
+            p.bank_ms = float(bank) if bank else None
             if p.proc is not None and p.proc.alive and not p.proc.closed and n > cfg.partie_offset + 1:
                 await p.send(M.partie_start(n, p.seat, partie.n_deals, names))
         if self.log is not None:

@@ -167,13 +167,15 @@ def _describe_returncode(rc: int | None) -> str:
 _LIVE_GROUPS: set[int] = set()
 
 
-def _kill_live_groups_at_exit() -> None:
+def kill_all_bots() -> None:
+    """SIGKILL the process group of every bot this process started and has not closed
+    (a last resort for a process that is about to exit)."""
     for pgid in list(_LIVE_GROUPS):
         kill_process_group_now(pgid)
     _LIVE_GROUPS.clear()
 
 
-atexit.register(_kill_live_groups_at_exit)
+atexit.register(kill_all_bots)
 
 
 def kill_process_group_now(pgid: int, sig: int = signal.SIGKILL) -> bool:

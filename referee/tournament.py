@@ -592,9 +592,8 @@ _STOPPING = False
 
 def _kill_bots_now() -> None:
     """Last resort before a worker exits: SIGKILL the process group of every bot still running."""
-    from . import process
-    for pgid in list(getattr(process, "_LIVE_GROUPS", ())):
-        process.kill_process_group_now(pgid)
+    from .process import kill_all_bots
+    kill_all_bots()
 
 
 def _on_sigterm(signum, frame):
