@@ -56,7 +56,7 @@ LOCK_FILE = ".lock"
 
 TOP_KEYS = ("name", "seed", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
             "concurrency", "output", "bots")
-BOT_KEYS = ("name", "command", "cwd", "env", "move_ms")
+BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms")
 TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
 FAULT_KEYS = ("max_faults",)
 DECK_KEYS = ("book", "scope")
@@ -85,6 +85,7 @@ class BotEntry:
     cwd: str | None = None  # relative to the configuration file's folder
     env: dict[str, str] = field(default_factory=dict)
     move_ms: int | None = None  # this bot's time per decision (default: time.move_ms)
+    startup_ms: int | None = None  # this bot's time to start and answer hello (default: time.startup_ms)
 
     @property
     def builtin(self) -> str | None:
@@ -105,11 +106,12 @@ class BotEntry:
             spec.cwd = str((base_dir / (self.cwd or ".")).resolve())
         spec.env = dict(self.env) or None
         spec.move_ms = self.move_ms
+        spec.startup_ms = self.startup_ms
         return spec
 
     def to_dict(self) -> dict:
         return {"name": self.name, "command": self.command, "cwd": self.cwd, "env": dict(sorted(self.env.items())),
-                "move_ms": self.move_ms}
+                "move_ms": self.move_ms, "startup_ms": self.startup_ms}
 
 
 @dataclass
@@ -325,8 +327,9 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
                 else:
                     clean_env[k] = str(v).lower() if isinstance(v, bool) else str(v)
             move = c.integer(b, p + ("move_ms",), None, minimum=1)
+            startup = c.integer(b, p + ("startup_ms",), None, minimum=1)
             if name is not None and command is not None and not isinstance(command, (dict, int, float)):
-                cfg.bots.append(BotEntry(name, command, cwd, clean_env, move))
+                cfg.bots.append(BotEntry(name, command, cwd, clean_env, move, startup))
         if len(bots) < 3:
             c.err(("bots",), f"a table seats three bots: list at least three, got {len(bots)}")
 
