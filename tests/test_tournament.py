@@ -233,7 +233,8 @@ def test_diff_config_added_and_removed():
     a = T.canonical(names_cfg(3))
     b = T.canonical(names_cfg(4))
     assert T.diff_config(a, b) == ['bots[3].command: added ("random")', "bots[3].cwd: added (null)",
-                                   "bots[3].env: added ({})", "bots[3].move_ms: added (null)", 'bots[3].name: added ("b4")']
+                                   "bots[3].env: added ({})", "bots[3].move_ms: added (null)", 'bots[3].name: added ("b4")',
+                                   "bots[3].startup_ms: added (null)"]
 
 
 # ------------------------------------------------------------------ whole tournaments (processes)
