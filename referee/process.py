@@ -509,16 +509,7 @@ class BotProcess:
     # ----------------------------------------------------------------- stderr
 
     def _on_stderr(self) -> None:
-        try:
-            chunk = os.read(self._stderr_fd, _CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self._stop_stderr()
-            return
-        self._store_stderr(chunk)
+        self._pump_stderr(1)
 
     def _store_stderr(self, chunk: bytes) -> None:
         tail = self._stderr_tail
