@@ -7,4 +7,3 @@ The library: :mod:`referee.cards`, :mod:`referee.actions`, :mod:`referee.deal`
 """
 
 __version__ = "0.1.0"
-RULES_VERSION = "RULES.md R1-R12 (2026-11)"

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 FORMAT = "marias-log"
 FORMAT_VERSION = 1
 #: The rulebook these logs follow: the date it was fixed and the start of the
-#: sha256 of /work/shared/RULES.md (R1–R12) at that time.
+#: sha256 of RULES.md (R1–R12) at that time; tests/test_log.py checks it still matches.
 RULES_VERSION = "2026-11-30 sha256:91f56287c4bb"
 DEALS_PER_PARTIE = 12
 BLOCKS = (7, 5, 5, 5, 5, 5)

@@ -285,3 +285,15 @@ def test_fault_logs_validate(tmp_path):
         assert report.ok, report.lines()[:5]
         faults = [r for r in records_of(tmp_path / f"f{seed}.jsonl") if r["type"] == "deal" and r["faults"]]
         assert faults and all(r["result"]["kind"] == "fault" for r in faults)
+
+
+def test_rules_version_names_the_rulebook_in_the_repository():
+    """Logs cite RULES_VERSION: it must be the hash of the RULES.md shipped with the code,
+    so a change of the rules cannot go unnoticed in the logs."""
+    import hashlib
+    from pathlib import Path
+
+    from referee.log import RULES_VERSION
+
+    digest = hashlib.sha256((Path(__file__).resolve().parents[1] / "RULES.md").read_bytes()).hexdigest()
+    assert RULES_VERSION.endswith("sha256:" + digest[:12])
