@@ -259,6 +259,20 @@ STO_PROTI = dict(
     play="7h Uh Xh / Aa 8a Ka / Xa 9a 7a / Al 7l Xl / Xb 7b Ab / Ah Oh 8h / Kh Ul 9h / Ol Kl 8l / Ub 8b Kb / Oa Ob Ua",
 )
 
+# STO_PROTI_LOST -- trump zelené (Ul); the middle player holds Kh+Oh (20) and Kl+Ol (40)
+# and announces sto proti, but declares the 20 first.
+#  T1  F 7a  M Aa  D 8a   M +10        T6  M Kl  D Ua  F Ul   M
+#  T2  M Xh  D Uh  F 8h   M +10        T7  M Al  D Xa  F 9l   M +20
+#  T3  M Oh  D Ab  F 7h   M +10 (20)   T8  M Kh  D 8b  F 8l   F (trumps)
+#  T4  M 9b  D Ub  F Kb   F            T9  F 7b  M Xl  D Xb   M +20 (trumps)
+#  T5  F Ka  M Ol  D Oa   M (40)       T10 M Ah  D Ob  F 7l   F +10 +10 last
+#  Defence cards 70 + first hláška 20 = 90; forhont 20, and his 7l takes the last trick.
+STO_PROTI_LOST = dict(
+    hands=("7l 8l 9l Ul 7h 8h 9h 7b Kb 7a Ka 9a", "Al Xl Kl Ol Ah Xh Kh Oh Aa 9b", "Uh 8b Xb Ub Ob Ab 8a Xa Ua Oa"),
+    trump="Ul", talon="9h 9a",
+    play="7a Aa 8a / Xh Uh 8h / Oh Ab 7h / 9b Ub Kb / Ka Ol Oa / Kl Ua Ul / Al Xa 9l / Kh 8b 8l / 7b Xl Xb / Ah Ob 7l",
+)
+
 # TICHA_PARTNER -- trump zelené (Al); the middle player's 7l is his last card and his
 # partner beats it with Xl in the last trick.
 #  T1  F Al  M Kl  D Ul   F +10        T6  F Ab  M 8b  D Ob   F +10

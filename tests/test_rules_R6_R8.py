@@ -16,7 +16,7 @@ from referee import settle
 
 from .builders import (
     BETL, DURCH, HRA_LOST, HRA_WON, LAY_ORDER, LAY_ORDER_SAME, LAY_SEDMA, LAY_STO_LOST, LAY_TRUMP,
-    SEDMA_PROTI, SEDMA_RED, SEVEN_ON_TABLE, STO_ORDER, STO_PROTI, TICHA_PARTNER, TICHE_STO, act, bid, codes,
+    SEDMA_PROTI, SEDMA_RED, SEVEN_ON_TABLE, STO_ORDER, STO_PROTI, STO_PROTI_LOST, TICHA_PARTNER, TICHE_STO, act, bid, codes,
     comps, hand_codes, legal_cards, legal_texts, make_deal, nb_game, pays, play,
 )
 
@@ -368,6 +368,17 @@ def test_R7_7_sto_proti_with_the_defences_first_hlaska():
     assert d.points == [0, 40, 50] and [(h.seat, h.points) for h in d.hlasky] == [(1, 40)]
     # defence 90 + 40 = 130: 4 + 3 x 4 = 16
     assert comps(d)["sto-proti"] == (True, 16, "defence")
+
+
+def test_R7_7_sto_proti_lost_on_the_first_hlaska():
+    d = bid(STO_PROTI_LOST, "hra", ("proti:sto", "dobra", "dobra"))
+    play(d, STO_PROTI_LOST["play"])
+    assert [(h.seat, h.points) for h in d.hlasky] == [(1, 20), (1, 40)]
+    assert d.points == [20, 70, 0]
+    # 70 + 20 = 90: lost, 1 x 4 (the forhont has no hlášky); the hra is lost (130:20) but
+    # the announced sto proti replaces the defence's tiché sto; 7l took the last trick
+    assert comps(d) == {"hra": (False, 1, "actor"), "sto-proti": (False, 4, "defence"),
+                        "ticha-sedma": (True, 1, "actor")}
 
 
 # ---------------------------------------------------------------- R7.8 sedma

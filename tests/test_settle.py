@@ -12,7 +12,7 @@ from referee import settle
 from referee.deal import IllegalAction
 
 from .builders import (
-    BETL, DURCH, HRA_LOST, HRA_WON, LAY_TRUMP, SEDMA_PROTI, SEDMA_RED, STO_ORDER, STO_PROTI, STO_RED,
+    BETL, DURCH, HRA_LOST, HRA_WON, LAY_TRUMP, SEDMA_PROTI, SEDMA_RED, STO_ORDER, STO_PROTI, STO_PROTI_LOST, STO_RED,
     STO_SEDMA, TICHE_STO, act, bid, comps, make_deal, nb_game, pays, play, trump_game,
 )
 
@@ -210,6 +210,11 @@ CONTRACTS = [
     # defence 90 + 40 = 130: 4 + 3 x 4 = 16; hra lost 1
     ("sto proti", STO_PROTI, "hra", ("proti:sto", "dobra", "dobra"), "play",
      {"hra": (False, 1, "actor"), "sto-proti": (True, 16, "defence")}, (-34, 17, 17)),
+    # defence 70 + first hláška 20 = 90: sto proti lost 4; hra lost 1; tichá sedma won 1:
+    # each defender pays 4 - 1 + 1 = 4
+    ("sto proti lost", STO_PROTI_LOST, "hra", ("proti:sto", "dobra", "dobra"), "play",
+     {"hra": (False, 1, "actor"), "sto-proti": (False, 4, "defence"), "ticha-sedma": (True, 1, "actor")},
+     (8, -4, -4)),
     # the same cards as contract sto: 80 + first hláška 40 = 120: 4 + 2 x 4 = 12 (the
     # defence's 40 in hlášky only count against a lost sto)
     ("sto won, defence hlasky", TICHE_STO, "sto", ("dobra", "dobra"), "play",
