@@ -359,7 +359,8 @@ def table_cmd(
 
 @bench_app.command("tournament")
 def bench_tournament(
-    bots: int = typer.Option(4, min=3, help="Built-in random bots in the round robin (4: 4 tables x 6 arrangements)."),
+    bots: int = typer.Option(4, min=3, help="Bots in the round robin (4: 4 tables x 6 arrangements)."),
+    bot: str = typer.Option("random", "--bot", help="The built-in bot that fills the field: random or robot."),
     partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
     concurrency: List[int] = typer.Option([1, 2], "--concurrency", "-j", help="Concurrencies to compare (the last against the first)."),
     repeats: int = typer.Option(2, min=1, help="Runs per concurrency, alternated 1,2,2,1,...; the median is reported."),
@@ -368,7 +369,9 @@ def bench_tournament(
     """The same small tournament at concurrency 1 and 2: deals per second and the speed-up (goal 1.7x)."""
     from .tournament import bench
 
-    _print_bench(bench(bots=bots, partie=partie, concurrency=tuple(concurrency), repeats=repeats), as_json)
+    if bot not in ("random", "robot"):
+        raise typer.BadParameter("random or robot", param_hint="--bot")
+    _print_bench(bench(bots=bots, partie=partie, concurrency=tuple(concurrency), repeats=repeats, builtin=bot), as_json)
 
 
 def main() -> None:

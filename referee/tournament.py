@@ -1007,9 +1007,9 @@ def _stop_pool(ex: ProcessPoolExecutor) -> None:
 # ------------------------------------------------------------------ benchmark
 
 def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2), seed: str = "bench",
-          goal: float = 1.7, repeats: int = 1) -> dict:
-    """``marias bench tournament``: deals per second of the same small tournament (built-in random bots)
-    at each concurrency; the speed-up is the last against the first.
+          goal: float = 1.7, repeats: int = 1, builtin: str = "random") -> dict:
+    """``marias bench tournament``: deals per second of the same small tournament (a field of one
+    built-in bot, ``random`` or ``robot``) at each concurrency; the speed-up is the last against the first.
 
     With ``repeats`` > 1 the runs alternate in ABBA order (1, 2, 2, 1, ...) so that a change in the
     machine's other load weighs on both sides alike; the median rate is reported.
@@ -1031,7 +1031,7 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
     units = 0
     for c in order:
         with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
-            cfg = config_from_options([f"r{i + 1}=random" for i in range(bots)], partie=partie, seed=seed,
+            cfg = config_from_options([f"b{i + 1}={builtin}" for i in range(bots)], partie=partie, seed=seed,
                                       concurrency=c, output=str(Path(tmp) / "t"), name="bench")
             c0 = cpu()
             run = run_tournament(cfg)
@@ -1050,7 +1050,7 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
         load = None
     return {
         "benchmark": "tournament",
-        "bots": bots,
+        "bots": f"{bots} x {builtin}",
         "units": units,
         "deals": 12 * units,
         "repeats": repeats,
