@@ -14,6 +14,7 @@ Bots are processes (:mod:`referee.process`); built-in bots run as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -276,10 +277,8 @@ class Player:
             return
         if self.proc is None or self.proc.closed:
             return
-        try:
+        with contextlib.suppress(BotFault):  # a dead bot is noticed (and charged) at its next request
             await self.proc.send_many(msgs)
-        except BotFault:
-            pass
 
     async def send(self, msg: dict) -> None:
         self.queue(msg)
@@ -370,10 +369,8 @@ class Referee:
         finally:
             for p in players:
                 if p.proc is not None and not p.proc.closed:
-                    try:
+                    with contextlib.suppress(BotFault):  # it is ended below either way
                         await p.proc.send(M.BYE)
-                    except BotFault:
-                        pass
             await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
             for f in tfiles:
                 if f is not None:
