@@ -90,7 +90,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("mode,kind,at,move_ms", CASES, ids=[c[0] for c in CASES])
-def test_fault_is_survived_and_settled(mode, kind, at, move_ms, tmp_path):
+def test_R12_1_fault_is_survived_and_settled_per_R12_2(mode, kind, at, move_ms, tmp_path):
     before = bot_processes()
     result = play(faulty(mode, at, once=tmp_path / "faulted"), tmp_path, move_ms=move_ms)
     fault_deals = check_r12(result)
@@ -102,7 +102,7 @@ def test_fault_is_survived_and_settled(mode, kind, at, move_ms, tmp_path):
     assert bot_processes() - before == set()
 
 
-def test_repeated_faults_replace_the_bot_by_the_robot(tmp_path):
+def test_R12_3_repeated_faults_replace_the_bot_by_the_robot(tmp_path):
     # exit-at-start faults at every deal start: after 3 faults the robot takes over (R12.3)
     result = play(faulty("exit-at-start"), tmp_path, max_faults=3)
     fault_deals = check_r12(result)

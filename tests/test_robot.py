@@ -95,7 +95,7 @@ def raised(deal: Deal) -> tuple[set[str], set[str]]:
 # ---------------------------------------------------------------- R11.1 defender fleks
 
 
-def test_r11_1_hra_flek_with_a_hlaska_and_not_without():
+def test_R11_1_hra_flek_with_a_hlaska_and_not_without():
     # two trumps, two aces-and-tens, a hláška in kule (not trumps)
     meets = trump_game("Ul Ol Kl Al Xl 9l", "7l 8l Ab Xh Kb Ob 7h 8h 9h 7a", trump="Ul")
     assert raised(meets) == ({"hra"}, set())
@@ -104,21 +104,21 @@ def test_r11_1_hra_flek_with_a_hlaska_and_not_without():
     assert raised(misses) == (set(), set())
 
 
-def test_r11_1_hra_flek_with_three_trumps_and_not_two():
+def test_R11_1_hra_flek_with_three_trumps_and_not_two():
     meets = trump_game("Ul Ol Kl Al Xl", "7l 8l 9l 7h 8h 9h Uh 7b 8b 9b", trump="Ul")
     assert raised(meets) == ({"hra"}, set())
     misses = trump_game("Ul Ol Kl Al Xl 9l", "7l 8l 7h 8h 9h Uh 7b 8b 9b 7a", trump="Ul")
     assert raised(misses) == (set(), set())
 
 
-def test_r11_1_hra_flek_with_three_aces_and_tens_and_not_two():
+def test_R11_1_hra_flek_with_three_aces_and_tens_and_not_two():
     meets = trump_game("Ul Ol Kl Al Xl 9l 8l 7l", "Ah Xh Ab 7h 8h 9h 7b 8b 9b 7a", trump="Ul")
     assert raised(meets) == ({"hra"}, set())
     misses = trump_game("Ul Ol Kl Al Xl 9l 8l 7l", "Ah Xh 8a 7h 8h 9h 7b 8b 9b 7a", trump="Ul")
     assert raised(misses) == (set(), set())
 
 
-def test_r11_1_hra_within_sedma_and_sedma_flek_with_three_trumps():
+def test_R11_1_hra_within_sedma_and_sedma_flek_with_three_trumps():
     # sedma: the hra and the sedma are fleked with three trumps
     meets = trump_game("7l Ol Kl Al Xl", "Ul 8l 9l 7h 8h 9h Uh 7b 8b 9b", trump="7l", contract="sedma")
     assert raised(meets) == ({"hra", "sedma"}, set())
@@ -129,7 +129,7 @@ def test_r11_1_hra_within_sedma_and_sedma_flek_with_three_trumps():
     assert raised(misses) == (set(), set())
 
 
-def test_r11_1_sto_flek_with_four_trumps_or_four_aces_and_tens():
+def test_R11_1_sto_flek_with_four_trumps_or_four_aces_and_tens():
     fh = "Kl Ol Al Xl"
     four_trumps = trump_game(fh, "7l 8l 9l Ul 7h 8h 9h 7b 8b 9b", trump="Kl", contract="sto", keep="Ol")
     assert raised(four_trumps) == ({"sto"}, set())
@@ -139,7 +139,7 @@ def test_r11_1_sto_flek_with_four_trumps_or_four_aces_and_tens():
     assert raised(three_and_three) == (set(), set())
 
 
-def test_r11_1_betl_flek_with_two_sevens_and_not_one():
+def test_R11_1_betl_flek_with_two_sevens_and_not_one():
     forhont = "8h 9h 8l 9l 8b 9b 8a 9a Uh Ol Ah Al"
     meets = nb_game("betl", forhont, "7h 7l Kh Kl Kb Ab Xb Ka Xa Aa", trump="8h", talon="Ah,Al")
     assert raised(meets) == ({"betl"}, set())
@@ -147,7 +147,7 @@ def test_r11_1_betl_flek_with_two_sevens_and_not_one():
     assert raised(misses) == (set(), set())
 
 
-def test_r11_1_durch_flek_with_two_aces_and_not_one():
+def test_R11_1_durch_flek_with_two_aces_and_not_one():
     forhont = "Kh Oh Uh Kl Ol Ul Kb Ob Ub Ka Oa 7h"
     meets = nb_game("durch", forhont, "Ah Al 7l 8l 9l 7b 8b 9b 7a 8a", trump="Kh", talon="7h,Oa")
     assert raised(meets) == ({"durch"}, set())
@@ -155,7 +155,7 @@ def test_r11_1_durch_flek_with_two_aces_and_not_one():
     assert raised(misses) == (set(), set())
 
 
-def test_r11_1_second_defender_judges_for_itself():
+def test_R11_1_second_defender_judges_for_itself():
     # seat 1 says dobrá (a random bot, say); the robot on seat 2 with three trumps fleks
     d = trump_game("Ul Ol Kl Al Xl", "7h 8h 9h Uh 7b 8b 9b Ub 7a 8a", "7l 8l 9l Oh Ob 9a Ua Xh Xb Aa",
                    trump="Ul", then=("dobra",))
@@ -166,7 +166,7 @@ def test_r11_1_second_defender_judges_for_itself():
 # ---------------------------------------------------------------- R11.2 games against
 
 
-def test_r11_2_sedma_proti_with_the_seven_and_five_trumps():
+def test_R11_2_sedma_proti_with_the_seven_and_five_trumps():
     # the forhont plays hra (not sedma), so sedma proti is open to the holder of the seven
     five = trump_game("Ol Kl Al", "7l 8l 9l Xl Ul 7h 8h 9h 7b 8b", trump="Ol")
     assert raised(five) == ({"hra"}, {"sedma"})
@@ -175,13 +175,13 @@ def test_r11_2_sedma_proti_with_the_seven_and_five_trumps():
     assert raised(four) == ({"hra"}, set())
 
 
-def test_r11_2_sedma_proti_needs_the_seven_among_the_five():
+def test_R11_2_sedma_proti_needs_the_seven_among_the_five():
     # five trumps without the seven: no sedma proti (and none is legal)
     d = trump_game("7l Ol Kl", "8l 9l Xl Ul Al 7h 8h 9h 7b 8b", trump="Ol")
     assert raised(d)[1] == set()
 
 
-def test_r11_2_sto_proti_with_trump_hlaska_and_five_aces_and_tens():
+def test_R11_2_sto_proti_with_trump_hlaska_and_five_aces_and_tens():
     # the trump ace counts as an ace-and-ten: Al Ah Xh Ab Xb are five
     meets = trump_game("7l 8l 9l", "Kl Ol Al Ah Xh Ab Xb 8h 9h 7b", trump="7l")
     assert raised(meets) == ({"hra"}, {"sto"})
@@ -203,19 +203,19 @@ def _re_on_hra(middle: str, forhont: str = "Ul Ol Kl Al Xl") -> Deal:
     return d
 
 
-def test_r11_3_tutti_with_a_hlaska_in_trumps():
+def test_R11_3_tutti_with_a_hlaska_in_trumps():
     d = _re_on_hra("Kl Ol 7l 7h 8h 9h 7b 8b 9b 7a", forhont="Ul Al Xl 9l 8l")
     assert raised(d) == ({"hra"}, set())
 
 
-def test_r11_3_tutti_with_two_hlasky_and_not_one():
+def test_R11_3_tutti_with_two_hlasky_and_not_one():
     two = _re_on_hra("Kh Oh Kb Ob 7h 8h 9h 7b 8b 9b")
     assert raised(two) == ({"hra"}, set())
     one = _re_on_hra("Kh Oh Kb Ub 7h 8h 9h 7b 8b 9b")
     assert raised(one) == (set(), set())
 
 
-def test_r11_3_no_tutti_on_sedma_and_never_boty():
+def test_R11_3_no_tutti_on_sedma_and_never_boty():
     # a sedma re'd on both components: tutti only on the hra
     d = trump_game("7l Ul Al Xl", "Kl Ol 9l 7h 8h 9h 7b 8b 9b 7a", trump="7l", contract="sedma",
                    then=("flek:hra,sedma", "dobra", "flek:hra,sedma"))
@@ -231,7 +231,7 @@ def test_r11_3_no_tutti_on_sedma_and_never_boty():
 # ---------------------------------------------------------------- R11.4 the actor's re
 
 
-def test_r11_4_re_on_hra_with_six_trumps_and_not_five():
+def test_R11_4_re_on_hra_with_six_trumps_and_not_five():
     six = trump_game("Ul Ol Kl 9l 8l 7l 7h 8h 9h 7b 8b 9b", "Al Xl", trump="Ul", then=("flek:hra", "dobra"))
     assert six.to_move == 0
     assert raised(six) == ({"hra"}, set())
@@ -239,7 +239,7 @@ def test_r11_4_re_on_hra_with_six_trumps_and_not_five():
     assert raised(five) == (set(), set())
 
 
-def test_r11_4_re_on_hra_with_five_trumps_ace_ten_and_four_aces_and_tens():
+def test_R11_4_re_on_hra_with_five_trumps_ace_ten_and_four_aces_and_tens():
     meets = trump_game("Al Xl Ul 9l 8l Ah Ab 7h 8h 9h 7b 8b", "", trump="Ul", then=("flek:hra", "dobra"))
     assert raised(meets) == ({"hra"}, set())
     three_ax = trump_game("Al Xl Ul 9l 8l Ah 7h 8h 9h 7b 8b Uh", "", trump="Ul", then=("flek:hra", "dobra"))
@@ -248,7 +248,7 @@ def test_r11_4_re_on_hra_with_five_trumps_ace_ten_and_four_aces_and_tens():
     assert raised(no_ten) == (set(), set())
 
 
-def test_r11_4_re_on_sedma_with_six_trumps_including_the_seven():
+def test_R11_4_re_on_sedma_with_six_trumps_including_the_seven():
     meets = trump_game("7l 8l 9l Ul Ol Kl 7h 8h 9h 7b 8b 9b", "Al Xl", trump="7l", contract="sedma",
                        then=("flek:sedma", "dobra"))
     assert raised(meets) == ({"sedma"}, set())
@@ -257,7 +257,7 @@ def test_r11_4_re_on_sedma_with_six_trumps_including_the_seven():
     assert raised(five) == (set(), set())
 
 
-def test_r11_4_re_on_betl_with_three_sevens_and_only_low_cards():
+def test_R11_4_re_on_betl_with_three_sevens_and_only_low_cards():
     forhont = "7h 7l 7b 8h 9h 8l 9l 8b 9b 8a Ah Al"
     meets = nb_game("betl", forhont, trump="8h", talon="Ah,Al", then=("flek:betl", "dobra"))
     assert meets.to_move == 0
@@ -270,7 +270,7 @@ def test_r11_4_re_on_betl_with_three_sevens_and_only_low_cards():
     assert raised(two_sevens) == (set(), set())
 
 
-def test_r11_4_never_re_on_sto_or_durch():
+def test_R11_4_never_re_on_sto_or_durch():
     sto = trump_game("Kl Ol Al Xl Ul 9l 8l 7l Ah Ab Xb 7h", "", trump="Ul", contract="sto", keep="Kl Ol",
                      then=("flek:sto", "dobra"))
     assert sto.to_move == 0
@@ -284,7 +284,7 @@ def test_r11_4_never_re_on_sto_or_durch():
 # ---------------------------------------------------------------- R11.5 the actor fleks games against
 
 
-def test_r11_5_flek_on_sedma_proti_with_four_trumps_and_not_three():
+def test_R11_5_flek_on_sedma_proti_with_four_trumps_and_not_three():
     # the defender (seat 1) announces sedma proti; the forhont answers
     four = trump_game("Ul Ol Kl Al 7h 8h 9h 7b 8b 9b Uh Ub", "7l", trump="Ul", then=("proti:sedma", "dobra"))
     assert four.to_move == 0 and "sedma-proti" in four.levels
@@ -293,7 +293,7 @@ def test_r11_5_flek_on_sedma_proti_with_four_trumps_and_not_three():
     assert raised(three) == (set(), set())
 
 
-def test_r11_5_flek_on_sto_proti_with_three_aces_and_tens_and_not_two():
+def test_R11_5_flek_on_sto_proti_with_three_aces_and_tens_and_not_two():
     three = trump_game("Ul 9l 8l Ah Xh Ab 7h 8h 9h 7b 8b 9b", "Kl Ol", trump="Ul", then=("proti:sto", "dobra"))
     assert three.to_move == 0 and "sto-proti" in three.levels
     assert raised(three) == ({"sto-proti"}, set())
@@ -301,7 +301,7 @@ def test_r11_5_flek_on_sto_proti_with_three_aces_and_tens_and_not_two():
     assert raised(two) == (set(), set())
 
 
-def test_r11_5_robot_defenders_never_re_the_flek_on_a_game_against():
+def test_R11_5_robot_defenders_never_re_the_flek_on_a_game_against():
     # seat 1 announced sedma proti with a huge hand; the actor fleked it: no re
     d = trump_game("Ul Ol Kl Al 7h 8h 9h 7b 8b 9b Uh Ub", "7l 8l 9l Xl Ah Xh Ab Xb Kb Ob", trump="Ul",
                    then=("flek:hra proti:sedma", "dobra", "flek:sedma-proti"))

@@ -116,7 +116,7 @@ def test_cross_table_worked_example():
     assert rows["A"]["A"] is None and rows["A"]["total"] == 17 and rows["C"]["total"] == -4
 
 
-def test_series_best_n():
+def test_R10_1_series_best_n():
     t = S.compute(two_partie())
     rows = S.series_rows(t, 1)
     assert [(r["bot"], r["best 1"]) for r in rows] == [("A", 24), ("C", 8), ("B", -1)]
@@ -124,7 +124,7 @@ def test_series_best_n():
     assert [(r["bot"], r["best 3"], r["counted"]) for r in rows] == [("A", 17, 2), ("C", -4, 2), ("B", -13, 2)]
 
 
-def test_series_ties_r10_2():
+def test_R10_2_series_ties():
     won = lambda pay, actor: deal(pay, actor=actor, comps=[comp("hra", "actor", pay[actor] > 0, 1)])
     parties = [
         partie("XYZ", [won((2, -1, -1), 0)], n=1, deck=("d1",)),  # X +2, won as actor
