@@ -20,6 +20,13 @@ Design notes
 * A waiting :meth:`receive` also wakes up when the main process exits, so a
   bot that dies while a child still holds its stdout open is reported as
   ``EXIT`` immediately instead of running into the timeout.
+* Cost per answer: the stdout reader stays registered between waits (no
+  ``epoll_ctl`` pair and no event-loop bookkeeping per answer) and reads the
+  chunk itself when it fires for a waiting :meth:`receive`; if it fires while
+  nobody waits (output nobody asked for yet) it unregisters itself and leaves
+  the bytes in the pipe, so memory stays bounded as before.  Callers that have
+  their lines encoded already (the referee encodes a line once for every seat
+  that gets it) use :meth:`send_lines` / :meth:`request_lines`.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ __all__ = [
     "BotProcess",
     "kill_process_group",
     "kill_process_group_now",
+    "encode_line",
 ]
 
 _CHUNK = 65536
@@ -147,6 +155,10 @@ def _reject_constant(name: str):
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+#: One message as the JSON text of its line (without the newline), exactly as
+#: :meth:`BotProcess.send` writes it; for callers of :meth:`BotProcess.send_lines`.
+encode_line = _ENCODER.encode
 
 
 def _describe_returncode(rc: int | None) -> str:
@@ -302,6 +314,7 @@ class BotProcess:
         self._skipping = False  # discarding the rest of an over-long line
         self._eof = False
         self._read_waiter: asyncio.Future | None = None
+        self._stdout_watched = False  # the stdout reader is registered (see _on_stdout)
         self._write_waiter: asyncio.Future | None = None
 
         # exit state (leader exited, not necessarily reaped)
@@ -615,14 +628,17 @@ class BotProcess:
 
     async def send_many(self, messages, timeout: float | None = None) -> None:
         """Write several messages, one JSON line each, with a single write."""
-        lines = [_ENCODER.encode(m) for m in messages]
+        await self.send_lines([_ENCODER.encode(m) for m in messages], timeout)
+
+    async def send_lines(self, lines: list[str], timeout: float | None = None) -> None:
+        """Write lines encoded already (with :func:`encode_line`, no newline), with a single write."""
         if self.transcript is not None:
             for line in lines:
                 self.transcript("send", line)
         if timeout is None:
             timeout = self.write_timeout
-        lines.append("")
-        await self._write("\n".join(lines).encode("utf-8"), timeout)
+        data = "\n".join(lines) + "\n"
+        await self._write(data.encode("utf-8"), timeout)
 
     async def _write(self, data: bytes, timeout: float | None) -> None:
         fault = self._not_usable()
@@ -645,7 +661,7 @@ class BotProcess:
         deadline = None if timeout is None else start + timeout
         view = memoryview(data)[n:]
         while view:
-            outcome = await self._wait_fd(fd, deadline, writable=True)
+            outcome = await self._wait_writable(deadline)
             if self._closing:
                 raise self._not_usable(loop.time() - start)
             if outcome == _EXITED or self._exited:
@@ -689,36 +705,76 @@ class BotProcess:
         Returns ``(answer, elapsed)`` with ``elapsed`` measured from just after
         the write to the moment the answer line was complete.
         """
-        await self.send_many((*preceding, message))
+        return await self.request_lines([*map(_ENCODER.encode, preceding), _ENCODER.encode(message)], timeout)
+
+    async def request_lines(self, lines: list[str], timeout: float | None) -> tuple[dict, float]:
+        """:meth:`request` with every line encoded already (:func:`encode_line`);
+        the last line is the request."""
+        await self.send_lines(lines)
         loop = self._loop
         start = loop.time()
         deadline = None if timeout is None else start + timeout
         answer = await self._read_message(start, deadline, timeout, True)
         return answer, loop.time() - start
 
-    async def _wait_fd(self, fd: int, deadline: float | None, writable: bool = False) -> int:
+    async def _wait_writable(self, deadline: float | None) -> int:
         loop = self._loop
+        fd = self._stdin_fd
         fut = loop.create_future()
-        if writable:
-            loop.add_writer(fd, _wake, fut, _READY)
-            self._write_waiter = fut
-        else:
-            loop.add_reader(fd, _wake, fut, _READY)
-            self._read_waiter = fut
+        loop.add_writer(fd, _wake, fut, _READY)
+        self._write_waiter = fut
         timer = None if deadline is None else loop.call_at(deadline, _wake, fut, _TIMEOUT)
         try:
             return await fut
         finally:
             if timer is not None:
                 timer.cancel()
-            if writable:
-                self._write_waiter = None
-                if self._stdin_fd == fd:
-                    loop.remove_writer(fd)
-            else:
-                self._read_waiter = None
-                if self._stdout_fd == fd:
-                    loop.remove_reader(fd)
+            self._write_waiter = None
+            if self._stdin_fd == fd:
+                loop.remove_writer(fd)
+
+    async def _wait_readable(self, deadline: float | None) -> int:
+        """Wait until :meth:`_on_stdout` has put a chunk (or EOF) in the buffer,
+        the deadline passes or the process exits."""
+        loop = self._loop
+        fut = loop.create_future()
+        self._read_waiter = fut
+        if not self._stdout_watched:
+            loop.add_reader(self._stdout_fd, self._on_stdout)
+            self._stdout_watched = True
+        timer = None if deadline is None else loop.call_at(deadline, _wake, fut, _TIMEOUT)
+        try:
+            return await fut
+        finally:
+            if timer is not None:
+                timer.cancel()
+            self._read_waiter = None
+
+    def _on_stdout(self) -> None:
+        """stdout is readable.  For a waiting receive: read one chunk into the
+        buffer and wake it.  With nobody waiting: stop watching until the next
+        wait (the reader is level-triggered and would fire again and again),
+        leaving the bytes in the pipe."""
+        waiter = self._read_waiter
+        if waiter is None or waiter.done():
+            self._unwatch_stdout()
+            return
+        try:
+            chunk = os.read(self._stdout_fd, _CHUNK)
+        except BlockingIOError:
+            return  # nothing after all; keep waiting
+        except OSError:
+            chunk = b""
+        if chunk:
+            self._buf += chunk
+        else:
+            self._eof = True
+        waiter.set_result(_READY)
+
+    def _unwatch_stdout(self) -> None:
+        if self._stdout_watched:
+            self._stdout_watched = False
+            self._loop.remove_reader(self._stdout_fd)
 
     def _too_long(self, data, start: float) -> BotFault:
         return BotFault(
@@ -823,7 +879,8 @@ class BotProcess:
             if chunk is None:
                 if self._exited:
                     raise self._exit_fault(loop.time() - start)
-                outcome = await self._wait_fd(fd, deadline)
+                # on _READY the chunk (or EOF) is in the buffer already
+                outcome = await self._wait_readable(deadline)
                 if self._closing:
                     raise self._not_usable(loop.time() - start)
                 if outcome == _TIMEOUT:
@@ -964,6 +1021,7 @@ class BotProcess:
         if self._stdout_fd >= 0:
             fd = self._stdout_fd
             self._stdout_fd = -1
+            self._stdout_watched = False
             try:
                 loop.remove_reader(fd)
             except Exception:
