@@ -34,7 +34,7 @@ from .actions import Action
 from .cards import Card, parse_deck
 from .deal import Deal
 from .partie import Partie
-from .process import BotCommand, BotFault, BotProcess, FaultKind
+from .process import BotCommand, BotFault, BotProcess, FaultKind, encode_line
 
 BUILTIN_BOTS = ("random", "robot")
 
@@ -209,11 +209,12 @@ class Player:
         self.announced = False
         self.replacement = None  # in-process robot after too many faults
         self.pending_fault: BotFault | None = None  # a start-up failure, charged at the next deal
-        self.pending: list[dict] = []  # informational messages not yet written
+        self.pending: list[str] = []  # informational messages not yet written, encoded (encode_line)
         self.faults_in_partie = 0
         self.stats = SeatStats()
         self.bank_ms: float | None = None
         self._transcript_file = transcript_file
+        self._limits = self._make_limits()
         stem = config.log_path.with_suffix("") if config.log_path else (config.work_dir or Path(tempfile.gettempdir())) / "marias"
         self.stderr_path = Path(f"{stem}.seat{seat}.stderr.log")
 
@@ -262,15 +263,20 @@ class Player:
 
     def queue(self, msg: dict) -> None:
         """An informational message, written together with the next request (or flush)."""
-        self.pending.append(msg)
+        self.pending.append(encode_line(msg))
+
+    def queue_lines(self, lines: list[str]) -> None:
+        """Informational messages encoded already (shared with other seats that get the same lines)."""
+        self.pending += lines
 
     async def flush(self) -> None:
         """Deliver the queued informational messages; a failure is noticed at the next request."""
-        msgs, self.pending = self.pending, []
-        if not msgs:
+        lines, self.pending = self.pending, []
+        if not lines:
             return
         if self.replacement is not None:
-            for m in msgs:
+            for line in lines:
+                m = M.decode(line)
                 hook = getattr(self.replacement, "on_" + m["type"], None)
                 if hook is not None:
                     hook(m)
@@ -278,19 +284,23 @@ class Player:
         if self.proc is None or self.proc.closed:
             return
         with contextlib.suppress(BotFault):  # a dead bot is noticed (and charged) at its next request
-            await self.proc.send_many(msgs)
+            await self.proc.send_lines(lines)
 
     async def send(self, msg: dict) -> None:
         self.queue(msg)
         await self.flush()
 
-    async def request(self, msg: dict, timeout: float) -> tuple[dict, float]:
-        """The request, preceded in the same write by the queued messages."""
-        msgs, self.pending = self.pending, []
-        return await self.proc.request(msg, timeout, msgs)
+    async def request(self, line: str, timeout: float) -> tuple[dict, float]:
+        """The request (encoded), preceded in the same write by the queued messages."""
+        lines, self.pending = self.pending, []
+        lines.append(line)
+        return await self.proc.request_lines(lines, timeout)
 
     def limits(self) -> dict:
         """The match's limits with this bot's overrides (what its hello announces)."""
+        return dict(self._limits)
+
+    def _make_limits(self) -> dict:
         lim = self.config.limits.to_dict()
         for key in ("move_ms", "startup_ms", "bank_ms", "increment_ms"):
             value = getattr(self.spec, key)
@@ -299,7 +309,7 @@ class Player:
         return lim
 
     def decision_limit_ms(self) -> float:
-        lim = self.limits()
+        lim = self._limits
         move = lim["move_ms"]
         if self.bank_ms is None:
             return move
@@ -439,7 +449,7 @@ class Referee:
             seat = deal.to_move
             p = players[seat]
             legal = deal.legal_actions()
-            texts = [str(a) for a in legal]
+            texts = [a.code for a in legal]
             decision = deal.decision
             if p.replacement is not None:
                 await p.flush()
@@ -455,10 +465,10 @@ class Referee:
                 self.request_id += 1
                 rid = self.request_id
                 limit_ms = p.decision_limit_ms()
-                msg = M.request(rid, n, index, decision, deal.view(seat), texts, int(limit_ms))
+                line = encode_line(M.request(rid, n, index, decision, deal.view(seat), texts, int(limit_ms)))
                 try:
-                    answer, elapsed = await p.request(msg, limit_ms / 1000)
-                    action = self._check_answer(answer, rid, texts, legal, seat, elapsed)
+                    answer, elapsed = await p.request(line, limit_ms / 1000)
+                    action = self._check_answer(answer, rid, legal, seat, elapsed)
                 except BotFault as f:
                     self._fault(deal, p, f, n, index)
                     break
@@ -470,26 +480,33 @@ class Referee:
             before_tricks = len(deal.tricks)
             before_hl = len(deal.hlasky)
             deal.apply(action)
-            await self._events(n, index, deal, decision, players, before_tricks, before_hl)
+            for q, lines in zip(players, event_lines(n, index, deal, decision, before_tricks, before_hl)):
+                q.queue_lines(lines)
         if deal.fault_info is not None:
             fi = deal.fault_info
+            line = encode_line(M.event(n, index, M.fault_event(fi.seat, fi.kind, fi.message)))
             for q in players:
-                q.queue(M.event(n, index, M.fault_event(fi.seat, fi.kind, fi.message)))
+                q.queue_lines([line])
+        result = deal.result.to_dict()
         for p in players:
-            p.queue(M.deal_end(n, index, p.seat, deal.view(p.seat), deal.result.to_dict()))
+            p.queue(M.deal_end(n, index, p.seat, deal.view(p.seat), result))
             await p.flush()
         return times
 
-    def _check_answer(self, answer: dict, rid: int, texts: list[str], legal: list[Action], seat: int, elapsed: float) -> Action:
-        raw = json.dumps(answer, ensure_ascii=False)[:300]
+    def _check_answer(self, answer: dict, rid: int, legal: list[Action], seat: int, elapsed: float) -> Action:
         if answer.get("type") != "action":
-            raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {answer.get('type')!r}", raw, elapsed)
+            raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {answer.get('type')!r}",
+                           _raw(answer), elapsed)
         if answer.get("id") != rid:
-            raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {answer.get('id')!r} is not the request id {rid}", raw, elapsed)
+            raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {answer.get('id')!r} is not the request id {rid}",
+                           _raw(answer), elapsed)
         text = answer.get("action")
-        if not isinstance(text, str) or text not in texts:
-            raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {text!r} is not one of the {len(texts)} legal actions", raw, elapsed)
-        return legal[texts.index(text)]
+        if isinstance(text, str):
+            for action in legal:
+                if action.code == text:
+                    return action
+        raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {text!r} is not one of the {len(legal)} legal actions",
+                       _raw(answer), elapsed)
 
     def _fault(self, deal: Deal, p: Player, f: BotFault, n: int, index: int) -> None:
         deal.fault(p.seat, str(f.kind), f.message, f.evidence, f.elapsed)
@@ -507,23 +524,50 @@ class Referee:
             p.stats.replaced_in.append(n)
             self.progress(f"partie {n}: seat {p.seat} replaced by the built-in robot after {p.faults_in_partie} faults (R12.3)")
 
-    async def _events(self, n: int, index: int, deal: Deal, decision: str, players: list[Player], before_tricks: int, before_hl: int) -> None:
-        for v, p in enumerate(players):
-            for body in deal_events(deal, decision, before_tricks, before_hl, v):
-                p.queue(M.event(n, index, body))
+
+def _raw(answer: dict) -> str:
+    """The evidence of a bad answer: its first 300 characters."""
+    return json.dumps(answer, ensure_ascii=False)[:300]
 
 
 def deal_events(deal: Deal, decision: str, before_tricks: int, before_hl: int, viewer: int) -> list[dict]:
     """The event bodies ``viewer`` is told after the last action of ``deal``
     (``before_*``: how many tricks and hlášky there were before it)."""
+    return [_action_event(deal, decision, viewer), *_shared_events(deal, before_tricks, before_hl)]
+
+
+def _action_event(deal: Deal, decision: str, viewer: int) -> dict:
+    """The event of the last action, as ``viewer`` may see it (the only event body that depends on the viewer)."""
     h = len(deal.history) - 1
     seat, action = deal.history[h]
     shown = str(deal.trump_card) if action.kind == "contract" else None
-    out = [M.action_event(seat, decision, public_action(deal, h, viewer), shown)]
-    out += [M.hlaska_event(hl.to_dict()) for hl in deal.hlasky[before_hl:]]
+    return M.action_event(seat, decision, public_action(deal, h, viewer), shown)
+
+
+def _shared_events(deal: Deal, before_tricks: int, before_hl: int) -> list[dict]:
+    """The event bodies after the last action that every seat is told alike."""
+    out = [M.hlaska_event(hl.to_dict()) for hl in deal.hlasky[before_hl:]]
     out += [M.trick_event(leader, [str(c) for c in cards], winner) for leader, cards, winner in deal.tricks[before_tricks:]]
-    if action.kind == "lay" and deal.laid:
+    if deal.history[-1][1].kind == "lay" and deal.laid:
         out.append(M.laid_event(deal.laid[0], [str(c) for c in deal.laid[1]]))
+    return out
+
+
+def event_lines(n: int, index: int, deal: Deal, decision: str, before_tricks: int, before_hl: int) -> list[list[str]]:
+    """For each seat, the encoded ``event`` messages of :func:`deal_events`.  Each
+    distinct body is encoded once and its line shared by every seat that is
+    told the same (usually all three: only a hidden discard or trump card
+    makes the action event differ)."""
+    shared = [encode_line(M.event(n, index, body)) for body in _shared_events(deal, before_tricks, before_hl)]
+    encoded: list[tuple[dict, str]] = []  # (action event body, its line)
+    out = []
+    for viewer in range(3):
+        body = _action_event(deal, decision, viewer)
+        line = next((known for b, known in encoded if b == body), None)
+        if line is None:
+            line = encode_line(M.event(n, index, body))
+            encoded.append((body, line))
+        out.append([line, *shared])
     return out
 
 
