@@ -35,6 +35,7 @@ from .cards import (
 TRUMP, TALON, ANSWER, CONTRACT, FLEK, PLAY, DONE = "trump", "talon", "answer", "contract", "flek", "play", "done"
 NO_POINTS_MASK = FULL_MASK & ~sum((1 << (s * 8 + TEN)) | (1 << (s * 8 + ACE)) for s in range(4))
 _POINTS = tuple(10 if (c & 7) in (TEN, ACE) else 0 for c in range(32))
+_CARD_CODE = tuple(str(c) for c in CARDS)  # card -> its code, without a method call per card (view)
 
 
 class IllegalAction(ValueError):
@@ -821,6 +822,7 @@ class Deal:
     # ------------------------------------------------------------ views
     def view(self, seat: int) -> dict:
         """What ``seat`` knows now: never another player's hidden card."""
+        code = _CARD_CODE
         hand = self.hands[seat]
         if seat == self.forhont and self.zlidu is None:  # R3.1: no trump chosen, only 7 seen
             hand = hand[:7]
@@ -829,30 +831,16 @@ class Deal:
         knows_trump_card = self.trump_shown or (seat == self.forhont and self.trump_card is not None)
         talon = None
         if self.talon and seat in self.talons[-1][2]:
-            talon = [str(c) for c in self.talon]
-        bids = []
-        talon_i = 0
-        for (s, a), decision in zip(self.history, self.decisions):
-            if a.kind == "play":
-                continue
-            if a.kind in A.GAME_KINDS and a.cards:
-                knowers = self.talons[talon_i][2]
-                talon_i += 1
-                text = str(a) if seat in knowers else a.kind
-            elif a.kind == "trump":
-                text = str(a) if seat == s or a is A.ZLIDU or self.trump_shown else "trump"
-            else:
-                text = str(a)
-            bids.append({"seat": s, "decision": decision, "action": text})
+            talon = [code[c] for c in self.talon]
         v = {
             "seat": seat,
             "forhont": self.forhont,
             "dealer": self.dealer,
             "phase": self.phase,
             "to_move": self.to_move,
-            "hand": [str(c) for c in hand],
+            "hand": [code[c] for c in hand],
             "zlidu": self.zlidu,
-            "trump_card": str(self.trump_card) if knows_trump_card else None,
+            "trump_card": code[self.trump_card] if knows_trump_card else None,
             "trump": SUIT_CODES[self.trump_card >> 3] if knows_trump_card and self.game in (None, "barva") else None,
             "talon": talon,
             "game": self.game,
@@ -860,16 +848,37 @@ class Deal:
             "contract": self.contract,
             "levels": dict(self.levels),
             "proti": dict(self.proti),
-            "bids": bids,
-            "tricks": [{"leader": l, "cards": [str(c) for c in cs], "winner": w} for l, cs, w in self.tricks],
-            "trick": [{"seat": s, "card": str(c)} for s, c in zip(self.trick_seats, self.trick)],
+            "bids": self._view_bids(seat),
+            "tricks": [{"leader": l, "cards": [code[c] for c in cs], "winner": w} for l, cs, w in self.tricks],
+            "trick": [{"seat": s, "card": code[c]} for s, c in zip(self.trick_seats, self.trick)],
             "hlasky": [h.to_dict() for h in self.hlasky],
             "points": list(self.points),
-            "laid": {"seat": self.laid[0], "cards": [str(c) for c in self.laid[1]]} if self.laid else None,
+            "laid": {"seat": self.laid[0], "cards": [code[c] for c in self.laid[1]]} if self.laid else None,
             "lay_offered": self.lay_offered if seat == self.actor else False,
             "result": self.result.to_dict() if self.result else None,
         }
         return v
+
+    def _view_bids(self, seat: int) -> list[dict]:
+        """Every action but the card plays, as ``seat`` may see it: the discards
+        only to those who know that talon, a trump card only once shown (or to
+        its chooser)."""
+        bids = []
+        talon_i = 0
+        for (s, a), decision in zip(self.history, self.decisions):
+            kind = a.kind
+            if kind == "play":
+                continue
+            if kind in A.GAME_KINDS and a.cards:
+                knowers = self.talons[talon_i][2]
+                talon_i += 1
+                text = a.code if seat in knowers else kind
+            elif kind == "trump":
+                text = a.code if seat == s or a is A.ZLIDU or self.trump_shown else "trump"
+            else:
+                text = a.code
+            bids.append({"seat": s, "decision": decision, "action": text})
+        return bids
 
     def known_cards(self, seat: int) -> set[Card]:
         """Every card ``seat`` may know the place of now (for information-hiding checks)."""

@@ -533,15 +533,16 @@ def _raw(answer: dict) -> str:
 def deal_events(deal: Deal, decision: str, before_tricks: int, before_hl: int, viewer: int) -> list[dict]:
     """The event bodies ``viewer`` is told after the last action of ``deal``
     (``before_*``: how many tricks and hlášky there were before it)."""
-    return [_action_event(deal, decision, viewer), *_shared_events(deal, before_tricks, before_hl)]
+    text = public_action(deal, len(deal.history) - 1, viewer)
+    return [_action_event(deal, decision, text), *_shared_events(deal, before_tricks, before_hl)]
 
 
-def _action_event(deal: Deal, decision: str, viewer: int) -> dict:
-    """The event of the last action, as ``viewer`` may see it (the only event body that depends on the viewer)."""
-    h = len(deal.history) - 1
-    seat, action = deal.history[h]
+def _action_event(deal: Deal, decision: str, text: str) -> dict:
+    """The event of the last action, shown as ``text`` (its :func:`public_action`
+    for the viewer: the only part of the events that depends on the viewer)."""
+    seat, action = deal.history[-1]
     shown = str(deal.trump_card) if action.kind == "contract" else None
-    return M.action_event(seat, decision, public_action(deal, h, viewer), shown)
+    return M.action_event(seat, decision, text, shown)
 
 
 def _shared_events(deal: Deal, before_tricks: int, before_hl: int) -> list[dict]:
@@ -555,18 +556,18 @@ def _shared_events(deal: Deal, before_tricks: int, before_hl: int) -> list[dict]
 
 def event_lines(n: int, index: int, deal: Deal, decision: str, before_tricks: int, before_hl: int) -> list[list[str]]:
     """For each seat, the encoded ``event`` messages of :func:`deal_events`.  Each
-    distinct body is encoded once and its line shared by every seat that is
-    told the same (usually all three: only a hidden discard or trump card
-    makes the action event differ)."""
+    distinct line is encoded once and shared by every seat that is told the
+    same (usually all three: only a hidden discard or trump card makes the
+    action event differ)."""
+    h = len(deal.history) - 1
     shared = [encode_line(M.event(n, index, body)) for body in _shared_events(deal, before_tricks, before_hl)]
-    encoded: list[tuple[dict, str]] = []  # (action event body, its line)
+    by_text: dict[str, str] = {}  # public text of the action -> its encoded event
     out = []
     for viewer in range(3):
-        body = _action_event(deal, decision, viewer)
-        line = next((known for b, known in encoded if b == body), None)
+        text = public_action(deal, h, viewer)
+        line = by_text.get(text)
         if line is None:
-            line = encode_line(M.event(n, index, body))
-            encoded.append((body, line))
+            line = by_text[text] = encode_line(M.event(n, index, _action_event(deal, decision, text)))
         out.append([line, *shared])
     return out
 
