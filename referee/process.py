@@ -156,9 +156,42 @@ def _reject_constant(name: str):
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
+
+
+def _make_line_encoder() -> Callable[[object], str]:
+    """``_ENCODER.encode``, without its set-up cost per call.
+
+    ``JSONEncoder.encode`` builds a new C encoder object for every message,
+    which costs about as much as encoding a short message; the referee encodes
+    several per decision, so one C encoder with the same settings is made once
+    and reused.  Where the C accelerator is missing or takes other arguments
+    (it is an implementation detail of :mod:`json`), or does not give exactly
+    the same text for a probe, ``_ENCODER.encode`` itself is used.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _ENCODER.encode
+    try:
+        # markers=None: no check for circular references (messages are trees)
+        c_encode = make(None, _ENCODER.default, json.encoder.encode_basestring, None,
+                        _ENCODER.key_separator, _ENCODER.item_separator, False, False, False)
+    except TypeError:
+        return _ENCODER.encode
+
+    def encode(message) -> str:
+        return "".join(c_encode(message, 0))
+
+    probe = {"a": [0, -7, 1.5, "é č \"\\\n\u2028", None, True, False, {}, []], "b": {"c": {"d": "x"}}, "": 2**70}
+    try:
+        same = encode(probe) == _ENCODER.encode(probe)
+    except Exception:
+        same = False
+    return encode if same else _ENCODER.encode
+
+
 #: One message as the JSON text of its line (without the newline), exactly as
 #: :meth:`BotProcess.send` writes it; for callers of :meth:`BotProcess.send_lines`.
-encode_line = _ENCODER.encode
+encode_line = _make_line_encoder()
 
 
 def _describe_returncode(rc: int | None) -> str:
@@ -628,7 +661,7 @@ class BotProcess:
 
     async def send_many(self, messages, timeout: float | None = None) -> None:
         """Write several messages, one JSON line each, with a single write."""
-        await self.send_lines([_ENCODER.encode(m) for m in messages], timeout)
+        await self.send_lines([encode_line(m) for m in messages], timeout)
 
     async def send_lines(self, lines: list[str], timeout: float | None = None) -> None:
         """Write lines encoded already (with :func:`encode_line`, no newline), with a single write."""
@@ -705,7 +738,7 @@ class BotProcess:
         Returns ``(answer, elapsed)`` with ``elapsed`` measured from just after
         the write to the moment the answer line was complete.
         """
-        return await self.request_lines([*map(_ENCODER.encode, preceding), _ENCODER.encode(message)], timeout)
+        return await self.request_lines([*map(encode_line, preceding), encode_line(message)], timeout)
 
     async def request_lines(self, lines: list[str], timeout: float | None) -> tuple[dict, float]:
         """:meth:`request` with every line encoded already (:func:`encode_line`);
