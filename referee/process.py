@@ -157,7 +157,6 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-
 def _make_line_encoder() -> Callable[[object], str]:
     """``_ENCODER.encode``, without its set-up cost per call.
 
