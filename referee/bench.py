@@ -142,8 +142,14 @@ while True:
     if not line or line.startswith(b'{"type":"bye"'):
         break
     if line.startswith(b'{"type":"request"'):
-        i = line.rindex(b'"legal":["') + 10
-        w.write(b'{"type":"action","id":' + rid.search(line).group(1) + b',"action":"' + line[i:line.index(b'"', i)] + b'"}\n')
+        n = rid.search(line).group(1)
+        if int(n) % 2:  # the first legal action, else the last: games of every kind, played out
+            i = line.rindex(b'"legal":["') + 10
+            action = line[i:line.index(b'"', i)]
+        else:
+            j = line.rindex(b'"]}')
+            action = line[line.rindex(b'"', 0, j) + 1:j]
+        w.write(b'{"type":"action","id":' + n + b',"action":"' + action + b'"}\n')
         w.flush()
     elif line.startswith(b'{"type":"hello"'):
         w.write(b'{"type":"hello","protocol":1,"name":"trivial","version":"1"}\n')
@@ -196,7 +202,7 @@ def referee(partie: int = 3, seed: int = 1) -> dict:
         "referee_overhead_ratio": round(t_per_decision / raw, 2),
         "note": ("wall = from the end of the handshakes to the last deal_end; raw = a request-sized line through an "
                  "echo process (blocking pipes); referee_overhead_ratio = per-decision wall time with trivial bots "
-                 "(answer legal[0] without parsing JSON) / raw"),
+                 "(answer the first or the last legal action without parsing JSON) / raw"),
     }
 
 
