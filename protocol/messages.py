@@ -43,14 +43,18 @@ def partie_start(partie: int, seat: int, deals: int, players: list[str]) -> dict
     return {"type": "partie_start", "partie": partie, "seat": seat, "deals": deals, "players": players}
 
 
-def deal_start(partie: int, deal: int, seat: int, forhont: int, dealer: int, cut: int | None) -> dict:
+def deal_start(partie: int, deal: int, seat: int, forhont: int, dealer: int, cut: int | None,
+               totals: list[int] | None = None) -> dict:
+    """``totals``: each seat's groše in this partie before this deal."""
     return {"type": "deal_start", "partie": partie, "deal": deal, "seat": seat, "forhont": forhont,
-            "middle": (forhont + 1) % 3, "dealer": dealer, "cut": cut}
+            "middle": (forhont + 1) % 3, "dealer": dealer, "cut": cut, "totals": list(totals or (0, 0, 0))}
 
 
-def request(id: int, partie: int, deal: int, decision: str, view: dict, legal: list[str], time_ms: int | None) -> dict:
+def request(id: int, partie: int, deal: int, decision: str, view: dict, legal: list[str], time_ms: int | None,
+            totals: list[int] | None = None) -> dict:
+    """``totals``: each seat's groše in this partie before this deal; ``legal`` stays the last field."""
     return {"type": "request", "id": id, "partie": partie, "deal": deal, "decision": decision,
-            "time_ms": time_ms, "view": view, "legal": legal}
+            "time_ms": time_ms, "totals": list(totals or (0, 0, 0)), "view": view, "legal": legal}
 
 
 def event(partie: int, deal: int, body: dict) -> dict:

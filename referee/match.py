@@ -443,8 +443,9 @@ class Referee:
             except BotFault as f:
                 self._fault(deal, p, f, n, index)
                 break
+        totals = partie.totals()  # groše so far in this partie (this deal is not settled yet)
         for p in players:
-            p.queue(M.deal_start(n, index, p.seat, deal.forhont, deal.dealer, cut))
+            p.queue(M.deal_start(n, index, p.seat, deal.forhont, deal.dealer, cut, totals))
         while not deal.done:
             seat = deal.to_move
             p = players[seat]
@@ -465,7 +466,7 @@ class Referee:
                 self.request_id += 1
                 rid = self.request_id
                 limit_ms = p.decision_limit_ms()
-                line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms))
+                line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
                 try:
                     answer, elapsed = await p.request(line, limit_ms / 1000)
                     action = self._check_answer(answer, rid, legal, seat, elapsed)
@@ -572,7 +573,8 @@ def event_lines(n: int, index: int, deal: Deal, decision: str, before_tricks: in
     return out
 
 
-def request_line(rid: int, n: int, index: int, decision: str, view: dict, texts: list[str], time_ms: int) -> str:
+def request_line(rid: int, n: int, index: int, decision: str, view: dict, texts: list[str], time_ms: int,
+                 totals: list[int] | None = None) -> str:
     """``encode_line(M.request(...))``, faster for long legal lists (a talon
     decision has hundreds): the legal texts are joined as they are, which is
     exactly their JSON when none holds a character JSON would escape (checked:
@@ -580,10 +582,10 @@ def request_line(rid: int, n: int, index: int, decision: str, view: dict, texts:
     does it all)."""
     joined = '","'.join(texts)
     if texts and joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined:
-        text = encode_line(M.request(rid, n, index, decision, view, [], time_ms))
+        text = encode_line(M.request(rid, n, index, decision, view, [], time_ms, totals))
         if text.endswith(',"legal":[]}'):
             return text[:-3] + '["' + joined + '"]}'
-    return encode_line(M.request(rid, n, index, decision, view, texts, time_ms))
+    return encode_line(M.request(rid, n, index, decision, view, texts, time_ms, totals))
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None] | None = None) -> MatchResult:
