@@ -34,6 +34,7 @@ from .cards import (
 
 TRUMP, TALON, ANSWER, CONTRACT, FLEK, PLAY, DONE = "trump", "talon", "answer", "contract", "flek", "play", "done"
 NO_POINTS_MASK = FULL_MASK & ~sum((1 << (s * 8 + TEN)) | (1 << (s * 8 + ACE)) for s in range(4))
+_ALL_CARDS = frozenset(range(32))
 _POINTS = tuple(10 if (c & 7) in (TEN, ACE) else 0 for c in range(32))
 _CARD_CODE = tuple(str(c) for c in CARDS)  # card -> its code, without a method call per card (view)
 
@@ -97,20 +98,24 @@ class Deal:
     """
 
     def __init__(self, deck: list[int], forhont: int = 0):
-        if len(deck) != 32 or len(set(deck)) != 32:
+        if len(deck) != 32 or set(deck) != _ALL_CARDS:
             raise ValueError("R1.1: a deal needs the 32 cards exactly once")
-        self.deck = [Card(c) for c in deck]
+        self.deck = [CARDS[c] for c in deck]
         self.forhont = forhont
         self.middle = (forhont + 1) % 3
         self.dealer = (forhont + 2) % 3
         order = (self.forhont, self.middle, self.dealer)
         hands: list[list[Card]] = [[], [], []]
+        masks = [0, 0, 0]
         pos = 0
         for block, size in enumerate((7, 5, 5, 5, 5, 5)):
-            hands[order[block % 3]].extend(self.deck[pos:pos + size])
+            seat = order[block % 3]
+            for c in self.deck[pos:pos + size]:
+                hands[seat].append(c)
+                masks[seat] |= 1 << c
             pos += size
         self.hands = hands
-        self.masks = [sum(1 << c for c in h) for h in hands]
+        self.masks = masks
         self.phase = TRUMP
         self.to_move: int | None = forhont
         self.history: list[tuple[int, Action]] = []
