@@ -41,9 +41,9 @@ Betl and durch (R7.3)
 
 from __future__ import annotations
 
-from referee.cards import ACE, KING, OBER, SEVEN, SUIT_MASKS, TEN
+from referee.cards import KING, OBER, SEVEN, SUIT_MASKS
 
-from .robot_info import AX_MASK, BSTR, POINTS, TSTR, Info, cards_of, count
+from .robot_info import BSTR, POINTS, TSTR, Info, cards_of, count
 
 _TRUMP_FUTURE = (0.95, 0.7, 0.5, 0.35, 0.25, 0.2, 0.15, 0.1, 0.1)
 _SIDE_FUTURE = (0.85, 0.35, 0.12, 0.05, 0.03, 0.02, 0.02, 0.02)
@@ -188,7 +188,6 @@ def _trump_lead(info: Info, legal: list[int]) -> int:
     for c in legal:
         legal_mask |= 1 << c
     my_trumps = legal_mask & tmask
-    unseen_trumps = info.unseen & tmask
     opp_trumps = 0
     for o in info.opponents():
         opp_trumps |= info.possible[o] & tmask

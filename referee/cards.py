@@ -14,7 +14,7 @@ order, which is the code order.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable
 
 RANK_CODES = "789XUOKA"
 SUIT_CODES = "hlba"
@@ -127,16 +127,8 @@ def mask_of(cards: Iterable[int]) -> int:
     return m
 
 
-def cards_in(mask: int) -> Iterator[Card]:
-    """The cards of a mask in index order."""
-    while mask:
-        low = mask & -mask
-        yield _CARDS[low.bit_length() - 1]
-        mask ^= low
 
 
-def suit_of(card: int) -> int:
-    return card >> 3
 
 
 def beats(a: int, b: int, trump: int | None) -> bool:
@@ -151,9 +143,6 @@ def beats(a: int, b: int, trump: int | None) -> bool:
     return (a >> 3) == trump
 
 
-def new_deck() -> list[Card]:
-    """The 32 cards in index order (suit by suit, 7 up to A)."""
-    return list(CARDS)
 
 
 def parse_deck(text: str | Iterable[str]) -> list[Card]:

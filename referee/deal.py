@@ -191,9 +191,6 @@ class Deal:
             self._legal_cache = self._legal()
         return self._legal_cache
 
-    def is_legal(self, action: Action) -> bool:
-        return action in self.legal_actions()
-
     # ------------------------------------------------------------ legal actions
     def _legal(self) -> list[Action]:
         ph = self.phase

@@ -29,7 +29,6 @@ import os
 import re
 import shutil
 import signal
-import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field

@@ -760,7 +760,7 @@ class _FileCheck:
         rep = self.report
         rep.deals += 1
         if self.partie is None:
-            self.add(n, "format", f"a deal outside a partie (no open partie_start)")
+            self.add(n, "format", "a deal outside a partie (no open partie_start)")
             return
         p, i = rec.get("partie"), rec.get("deal")
         if p != self.partie:

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 
 from protocol import messages as M
-from referee.deal import Deal
 from referee.match import deal_events
 from referee.partie import Partie
 

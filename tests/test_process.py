@@ -12,7 +12,6 @@ import signal
 import stat
 import sys
 import textwrap
-import time
 
 import pytest
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import random
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 import bots

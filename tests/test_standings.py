@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings

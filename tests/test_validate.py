@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from referee.actions import parse_action
 from referee.cards import Card
 from referee.cli import app
 from referee.deal import Deal, IllegalAction
