@@ -14,13 +14,14 @@ from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
 FAULTY = str(Path(__file__).parent / "fault_bots" / "faulty.py")
 
 
-def faulty(mode: str, at: int = 5, once: Path | None = None) -> BotSpec:
+def faulty(mode: str, at: int = 5, once: Path | None = None, marker: str = "") -> BotSpec:
     env = {"FAULTY_ONCE": str(once)} if once else None
-    return BotSpec(label=f"faulty-{mode}", argv=[sys.executable, FAULTY, mode, str(at)], env=env)
+    return BotSpec(label=f"faulty-{mode}", argv=[sys.executable, FAULTY, mode, str(at), marker], env=env)
 
 
-def bot_processes() -> set[int]:
-    """Live (non-zombie) processes running faulty.py or the sleep child it starts."""
+def bot_processes(marker: str) -> set[int]:
+    """Live (non-zombie) processes whose command line carries ``marker`` (the faulty
+    bot and the child it may start), so runs in parallel do not see each other's."""
     pids = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -32,7 +33,7 @@ def bot_processes() -> set[int]:
                 state = f.read().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state != "Z" and (b"faulty.py" in cmd or cmd.strip() == b"sleep 3600"):
+        if state != "Z" and marker.encode() in cmd:
             pids.add(int(entry))
     return pids
 
@@ -91,15 +92,15 @@ CASES = [
 
 @pytest.mark.parametrize("mode,kind,at,move_ms", CASES, ids=[c[0] for c in CASES])
 def test_R12_1_fault_is_survived_and_settled_per_R12_2(mode, kind, at, move_ms, tmp_path):
-    before = bot_processes()
-    result = play(faulty(mode, at, once=tmp_path / "faulted"), tmp_path, move_ms=move_ms)
+    marker = f"marias-test-{tmp_path.name}-{os.getpid()}"
+    result = play(faulty(mode, at, once=tmp_path / "faulted", marker=marker), tmp_path, move_ms=move_ms)
     fault_deals = check_r12(result)
     assert len(fault_deals) == 1, "exactly the one fault is recorded"
     assert fault_deals[0].fault_info.kind == kind
     assert result.stats[0].faults.get(kind, 0) >= 1
     # the other seats never faulted
     assert not result.stats[1].faults and not result.stats[2].faults
-    assert bot_processes() - before == set()
+    assert bot_processes(marker) == set()
 
 
 def test_R12_3_repeated_faults_replace_the_bot_by_the_robot(tmp_path):

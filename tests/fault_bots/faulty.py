@@ -1,6 +1,8 @@
 """A bot that plays random legal actions and misbehaves on purpose.
 
-Usage: faulty.py MODE [AT]  — misbehave at the AT-th request (default 5).
+Usage: faulty.py MODE [AT [MARKER]]  — misbehave at the AT-th request (default 5);
+MARKER is only carried on the command lines (its own and its child's) so a test
+can find exactly its processes.
 Modes: exit-at-start, die, hang, late, garbage, wrong-id, illegal, huge-line,
 stderr-flood, close-stdout, child-keeps-pipe, unexpected, ok.
 With FAULTY_ONCE=PATH in the environment it misbehaves only if PATH does not
@@ -16,6 +18,7 @@ import time
 
 mode = sys.argv[1]
 at = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+marker = sys.argv[3] if len(sys.argv) > 3 else ""
 rng = random.Random(7)
 out = sys.stdout
 once = os.environ.get("FAULTY_ONCE")
@@ -76,7 +79,7 @@ for line in sys.stdin:
             os.close(1)
             time.sleep(3600)
         if mode == "child-keeps-pipe":
-            subprocess.Popen(["sleep", "3600"])
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", marker])
             os._exit(0)
     if mode == "stderr-flood" and n == at:
         block = "e" * 65536 + "\n"
