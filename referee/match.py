@@ -123,7 +123,6 @@ class MatchConfig:
     log_path: Path | None = None
     transcript: bool = False
     work_dir: Path | None = None  # where stderr files go when there is no log
-    partie_offset: int = 0  # numbering of partie (for tournaments that split a match)
     keep_partie: bool = False  # keep the Partie objects in the result (tests, reports)
 
 
@@ -354,7 +353,7 @@ class Referee:
             # handshake first so the log header can name what each bot announced
             async def start(p: Player) -> None:
                 try:
-                    await p.ensure_started(M.partie_start(cfg.partie_offset + 1, p.seat, 12, [b.label for b in cfg.bots]))
+                    await p.ensure_started(M.partie_start(1, p.seat, 12, [b.label for b in cfg.bots]))
                 except BotFault as f:
                     p.pending_fault = f  # charged at the first deal (R12.1: the bot process ended)
 
@@ -364,7 +363,7 @@ class Referee:
                 from .log import LogWriter
                 self.log = LogWriter(cfg.log_path, self._header(players))
             for i in range(cfg.partie):
-                n = cfg.partie_offset + i + 1
+                n = i + 1
                 deck = cfg.decks[i] if cfg.decks else None
                 partie = Partie(deck, seed=f"{cfg.seed}:{n}")
                 totals = await self._play_partie(n, partie, players)
@@ -408,7 +407,7 @@ class Referee:
             p.replacement = None
             bank = p.limits()["bank_ms"]
             p.bank_ms = float(bank) if bank else None
-            if p.proc is not None and p.proc.alive and not p.proc.closed and n > cfg.partie_offset + 1:
+            if p.proc is not None and p.proc.alive and not p.proc.closed and n > 1:
                 await p.send(M.partie_start(n, p.seat, partie.n_deals, names))
         if self.log is not None:
             self.log.partie_start(n, f"{cfg.seed}:{n}", [str(c) for c in partie.initial_deck])
