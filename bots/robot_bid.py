@@ -108,24 +108,24 @@ def _suit_bits(mask: int, s: int) -> int:
     return (mask >> (8 * s)) & 0xFF
 
 
-def betl_win_chance(hand: int, out: int = 0) -> float:
-    """Chance of making a betl with ``hand`` (cards in ``out`` are out of play)."""
+def _win_chance(hand: int, out: int, suit_risk) -> float:
+    """The product over the suits of the chance that ``suit_risk`` does not strike."""
     p = 1.0
     for s in range(4):
         mine = _suit_bits(hand, s)
         outside = 0xFF & ~mine & ~_suit_bits(out, s)
-        p *= 1.0 - suit_betl_risk(mine, outside)
+        p *= 1.0 - suit_risk(mine, outside)
     return p
+
+
+def betl_win_chance(hand: int, out: int = 0) -> float:
+    """Chance of making a betl with ``hand`` (cards in ``out`` are out of play)."""
+    return _win_chance(hand, out, suit_betl_risk)
 
 
 def durch_win_chance(hand: int, out: int = 0) -> float:
     """Chance of making a durch with ``hand`` (cards in ``out`` are out of play)."""
-    p = 1.0
-    for s in range(4):
-        mine = _suit_bits(hand, s)
-        outside = 0xFF & ~mine & ~_suit_bits(out, s)
-        p *= 1.0 - suit_durch_risk(mine, outside)
-    return p
+    return _win_chance(hand, out, suit_durch_risk)
 
 
 def best_nb_discard(hand: int, keep: int, kind: str) -> tuple[float, tuple[int, int]]:
