@@ -363,26 +363,22 @@ def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
                 return Replay(d, problems, False)
         k = action.kind
         if k == "play":
-            if play_ok(d, seat, action.cards[0]):
-                d._vouched = action
-            try:
-                apply(action)
-            except IllegalAction as e:
-                problems.append(_illegal(e, i + 1, seat, text))
-                return Replay(d, problems, False)
-            add_play(seat)
-            add_play(action.cards[0])
-            continue
-        if phase == "flek":
-            if flek.ok(d, seat, action):
-                d._vouched = action
-        elif direct_ok(d, seat, action):
+            vouched = play_ok(d, seat, action.cards[0])
+        elif phase == "flek":
+            vouched = flek.ok(d, seat, action)
+        else:
+            vouched = direct_ok(d, seat, action)
+        if vouched:
             d._vouched = action
         try:
             apply(action)
         except IllegalAction as e:
             problems.append(_illegal(e, i + 1, seat, text))
             return Replay(d, problems, False)
+        if k == "play":
+            add_play(seat)
+            add_play(action.cards[0])
+            continue
         # the hand order, tracked from the record (R2.3, R2.6); plays are taken out at the end
         if phase == "flek":
             flek.applied(action)
