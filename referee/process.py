@@ -32,6 +32,7 @@ Design notes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import atexit
 import enum
 import json
@@ -487,14 +488,10 @@ class BotProcess:
         thread.start()
 
     def _exit_thread(self) -> None:
-        try:
+        with contextlib.suppress(ChildProcessError, InterruptedError, OSError):
             os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOWAIT)
-        except (ChildProcessError, InterruptedError, OSError):
-            pass
-        try:
+        with contextlib.suppress(RuntimeError):  # loop closed
             self._loop.call_soon_threadsafe(self._on_exit_notice)
-        except RuntimeError:  # loop closed
-            pass
 
     def _on_exit_notice(self) -> None:
         if self._pidfd >= 0:
@@ -599,20 +596,16 @@ class BotProcess:
         if self._stderr_fd >= 0:
             self._loop.remove_reader(self._stderr_fd)
             self._stderr_fd = -1
-            try:
+            with contextlib.suppress(OSError):
                 self._popen.stderr.close()
-            except OSError:
-                pass
         self._close_stderr_file()
 
     def _close_stderr_file(self) -> None:
         f = self._stderr_file
         self._stderr_file = None
         if f is not None:
-            try:
+            with contextlib.suppress(OSError):
                 f.close()
-            except OSError:
-                pass
 
     # ------------------------------------------------------------------ faults
 
@@ -955,10 +948,8 @@ class BotProcess:
         if self._closing:
             # Another close() is in progress: wait for it.
             if self._close_done is not None and not self._close_done.done():
-                try:
+                with contextlib.suppress(BaseException):
                     await asyncio.shield(self._close_done)
-                except BaseException:
-                    pass
             return
         self._closing = True
         self._close_done = self._loop.create_future()
@@ -999,14 +990,10 @@ class BotProcess:
         if self._stdin_fd >= 0:
             fd = self._stdin_fd
             self._stdin_fd = -1
-            try:
+            with contextlib.suppress(Exception):
                 self._loop.remove_writer(fd)
-            except Exception:
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 self._popen.stdin.close()
-            except OSError:
-                pass
 
     def _kill_and_reap(self) -> None:
         """SIGKILL the whole group, then reap the leader (synchronously)."""
@@ -1037,9 +1024,8 @@ class BotProcess:
         self._closed = True
         pid = self._pid
         try:
-            self._kill_and_reap()
-        except Exception:
-            pass
+            with contextlib.suppress(Exception):
+                self._kill_and_reap()
         finally:
             _LIVE_GROUPS.discard(pid)
             self._release_fds()
@@ -1054,18 +1040,12 @@ class BotProcess:
             fd = self._stdout_fd
             self._stdout_fd = -1
             self._stdout_watched = False
-            try:
+            with contextlib.suppress(Exception):
                 loop.remove_reader(fd)
-            except Exception:
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 self._popen.stdout.close()
-            except OSError:
-                pass
-        try:
+        with contextlib.suppress(Exception):
             self._pump_stderr()
-        except Exception:
-            pass
         try:
             if self._stderr_fd >= 0:
                 self._stop_stderr()
@@ -1073,14 +1053,10 @@ class BotProcess:
             pass
         self._close_stderr_file()
         if self._pidfd >= 0:
-            try:
+            with contextlib.suppress(Exception):
                 loop.remove_reader(self._pidfd)
-            except Exception:
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 os.close(self._pidfd)
-            except OSError:
-                pass
             self._pidfd = -1
         self._buf = bytearray()
         self._scan = 0
