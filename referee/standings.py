@@ -18,37 +18,17 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import NormalDist, fmean, stdev
+from statistics import fmean, stdev
 from typing import Iterable
 
 from tabulate import tabulate
 
 from .actions import ActionError, parse_action
+from .stats import t975
 
 CONTRACT_KINDS = ("hra", "sedma", "sto", "betl", "durch", "proti")
 TABLE_NAMES = ("standings", "play", "cross", "series", "rating")
 FORMATS = ("text", "md", "csv", "json")
-
-#: Student's t, two-sided 95% (the 0.975 quantile) for 1..9 degrees of freedom.
-_T975 = (12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622)
-
-
-def t975(df: int) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom.
-
-    A table below 10; from 10 on the Cornish–Fisher expansion around the normal
-    quantile (error below 1e-5 there, shrinking as df grows).
-    """
-    if df < 1:
-        raise ValueError("t needs at least one degree of freedom")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z = NormalDist().inv_cdf(0.975)
-    v = float(df)
-    return (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3)
-            + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / (92160 * v ** 4))
-
 
 # ------------------------------------------------------------------ reading logs
 
