@@ -126,6 +126,70 @@ def t_quantile(p: float, df: float) -> float:
     return x
 
 
+def gammainc(a: float, x: float) -> float:
+    """The regularized lower incomplete gamma function P(a, x), for a > 0 and x >= 0."""
+    if a <= 0 or x < 0:
+        raise ValueError("gammainc needs a > 0 and x >= 0")
+    if x == 0:
+        return 0.0
+    front = math.exp(a * math.log(x) - x - math.lgamma(a))
+    if x < a + 1.0:  # the series  sum x^n / (a (a+1) ... (a+n))
+        term = total = 1.0 / a
+        k = a
+        for _ in range(10_000):
+            k += 1.0
+            term *= x / k
+            total += term
+            if abs(term) < abs(total) * 1e-16:
+                return front * total
+        raise ArithmeticError(f"gammainc: no convergence for a={a}, x={x}")
+    # the continued fraction of the upper function Q (modified Lentz)
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = b + an / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            return 1.0 - front * h
+    raise ArithmeticError(f"gammainc: no convergence for a={a}, x={x}")
+
+
+def chi2_cdf(x: float, df: float) -> float:
+    """P(X <= x) for the chi-square distribution with ``df`` degrees of freedom."""
+    if df <= 0:
+        raise ValueError(f"chi-square needs df > 0, got {df}")
+    return 0.0 if x <= 0 else gammainc(df / 2.0, x / 2.0)
+
+
+def chi2_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile of the chi-square distribution with ``df`` > 0 degrees of freedom (bisection)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"a quantile needs 0 < p < 1, got {p}")
+    if df <= 0:
+        raise ValueError(f"chi-square needs df > 0, got {df}")
+    lo, hi = 0.0, max(1.0, 2.0 * df)
+    while chi2_cdf(hi, df) < p:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if chi2_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * max(1e-300, hi):
+            break
+    return 0.5 * (lo + hi)
+
+
 def t975(df: float) -> float:
     """The factor of a two-sided 95% interval with ``df`` degrees of freedom: t(0.975, df)."""
     if df < 1:

@@ -117,3 +117,20 @@ def test_likelihood_of_superiority():
     assert S.los(2.228138851986, 1.0, 10) == pytest.approx(0.975, abs=1e-9)
     assert S.los(-3, 0) == 0.0 and S.los(3, 0) == 1.0 and S.los(0, 0) == 0.5
     assert S.estimate([1, 2, 3, 4]).los == pytest.approx(S.t_cdf(2.5 / (math.sqrt(5 / 3) / 2), 3))
+
+
+@given(st.floats(0.001, 0.999))
+def test_chi_square_with_two_df_is_exponential(p):
+    assert S.chi2_quantile(p, 2) == pytest.approx(-2 * math.log(1 - p), rel=1e-9)
+    assert S.chi2_cdf(-2 * math.log(1 - p), 2) == pytest.approx(p, abs=1e-12)
+
+
+@pytest.mark.parametrize("p,df,value", [(0.10, 1, 0.0158), (0.05, 10, 3.940), (0.10, 29, 19.768),
+                                        (0.975, 30, 46.979), (0.95, 100, 124.342), (0.5, 1, 0.455)])
+def test_chi_square_quantile_matches_the_printed_table(p, df, value):
+    assert S.chi2_quantile(p, df) == pytest.approx(value, abs=6e-4)
+
+
+def test_chi_square_with_one_df_is_a_squared_normal():
+    for x in (0.01, 0.5, 2.0, 9.0):
+        assert S.chi2_cdf(x, 1) == pytest.approx(2 * S.NormalDist().cdf(math.sqrt(x)) - 1, abs=1e-12)
