@@ -402,9 +402,9 @@ def table_cmd(
     paths: List[Path] = typer.Argument(..., exists=True, help="Log files or folders (searched for *.jsonl)."),
     table_format: str = typer.Option("text", "--format", "-f", help=_TABLE_FORMAT_HELP),
     series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
-    only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, play, cross, series, rating (repeatable)."),
+    only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, pairs, play, cross, series, rating (repeatable)."),
 ):
-    """Rebuild every table (standings, play, cross, series, rating) from complete, valid logs alone."""
+    """Rebuild every table (standings, pairs, play, cross, series, rating) from complete, valid logs alone; a head-to-head folder gets its test's decision, LLR and groups."""
     from . import standings
 
     if table_format not in standings.FORMATS:
@@ -417,7 +417,7 @@ def table_cmd(
     text, skipped, t = standings.report(paths, fmt=table_format, series=series, which=only or None)
     for note in skipped:
         typer.echo(f"note: {note}", err=True)
-    if not t.parties:
+    if not t.parties and not t.head_to_head:
         typer.echo("error: no complete, valid log found", err=True)
         raise typer.Exit(1)
     typer.echo(text)

@@ -21,6 +21,7 @@ LLR and number of groups from the folder alone (``marias table OUTPUT``).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -165,7 +166,7 @@ def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None) -> 
         "a": plan.a, "b": plan.b, "h0": t.h0, "h1": t.h1, "alpha": t.alpha, "beta": t.beta,
         "max_groups": t.max_groups, "decision": st.decision, "text": decision_text(plan, st),
         "groups": st.n, "partie": st.n * len(SEATINGS),
-        "llr": None if st.n == 0 else round(st.llr, 4), "lower": round(t.lower, 4), "upper": round(t.upper, 4),
+        "llr": None if st.n == 0 else (round(st.llr, 4) if math.isfinite(st.llr) else str(st.llr)), "lower": round(t.lower, 4), "upper": round(t.upper, 4),
         "mean": None if e is None else round(e.mean, 3),
         "ci95_low": None if e is None or e.low is None else round(e.low, 3),
         "ci95_high": None if e is None or e.high is None else round(e.high, 3),
@@ -179,7 +180,8 @@ def render(r: dict, fmt: str = "text") -> str:
     """The head-to-head section: decision, LLR and bounds, groups, the estimate with its interval and LOS."""
     if fmt == "json":
         return json.dumps({"head-to-head": r}, indent=2, ensure_ascii=False)
-    llr = "-" if r["llr"] is None else f"{r['llr']:+.3f}"
+    llr = ("-" if r["llr"] is None else f"{r['llr']:+.3f}" if not isinstance(r["llr"], str)
+           else f"{r['llr']} (every group the same: no spread)")
     if r["mean"] is None:
         est = "-"
     elif r["ci95_low"] is None:

@@ -24,10 +24,10 @@ from typing import Iterable
 from tabulate import tabulate
 
 from .actions import ActionError, parse_action
-from .stats import t975
+from .stats import estimate, t975
 
 CONTRACT_KINDS = ("hra", "sedma", "sto", "betl", "durch", "proti")
-TABLE_NAMES = ("standings", "play", "cross", "series", "rating")
+TABLE_NAMES = ("standings", "pairs", "play", "cross", "series", "rating")
 FORMATS = ("text", "md", "csv", "json")
 
 # ------------------------------------------------------------------ reading logs
@@ -233,6 +233,7 @@ class Tournament:
     cross: dict[str, dict[str, int]]  # cross[a][b]: groše a won from b
     met: dict[str, dict[str, int]]  # partie a and b played at one table
     parties: list[PartieRecord]
+    head_to_head: list[dict] = field(default_factory=list)  # results of head-to-head folders (referee.duel)
 
 
 def compute(parties: list[PartieRecord]) -> Tournament:
@@ -351,6 +352,34 @@ def standings_rows(t: Tournament) -> list[dict]:
     return rows
 
 
+def pairwise_rows(t: Tournament) -> list[dict]:
+    """Each pair of bots that met: the mean of (row bot's groše − the other's) over the partie where both
+    sat, its 95% interval and the likelihood of superiority, duplicate groups as the sampling unit.
+
+    The row bot is the one ahead (a difference ≥ 0); pairs are listed by their difference, largest first.
+    """
+    diffs: dict[tuple[str, str], dict[tuple, list[int]]] = {}
+    for p in t.parties:
+        for i in range(3):
+            for j in range(3):
+                a, b = p.bots[i], p.bots[j]
+                if a < b:
+                    diffs.setdefault((a, b), {}).setdefault(p.group, []).append(p.totals[i] - p.totals[j])
+    rows = []
+    for (a, b), groups in diffs.items():
+        means = [fmean(v) for v in groups.values()]
+        e = estimate(means)
+        partie = sum(len(v) for v in groups.values())
+        mean = fmean([d for v in groups.values() for d in v])  # over the partie (groups may differ in size)
+        if mean < 0 or (mean == 0 and e.mean < 0):
+            a, b, mean, means = b, a, -mean, [-m for m in means]
+            e = estimate(means)
+        rows.append({"bot": a, "vs": b, "partie": partie, "groups": e.n, "diff": _r(mean), "±95%": _r(e.half),
+                     "LOS": None if e.los is None else round(e.los, 3)})
+    rows.sort(key=lambda r: (-(r["diff"] or 0), r["bot"], r["vs"]))
+    return rows
+
+
 def play_rows(t: Tournament, split: bool = False) -> list[dict]:
     """Deals as actor, contracts won/lost, fleks, faults and decision times, per bot."""
     rows = []
@@ -440,6 +469,8 @@ def rating_rows(t: Tournament) -> list[dict]:
 
 TITLES = {
     "standings": "Standings (groše; mean per partie with 95% interval; places shared per R9.7)",
+    "pairs": ("Pairs (groše per partie the row bot won more than the other over the partie where both sat; "
+              "95% interval over duplicate groups; LOS: likelihood that the row bot is better)"),
     "play": "Play (deals as actor; contracts won:lost by the actor, proti by its announcer; fleks; faults; ms per decision)",
     "cross": "Cross table (groše the row bot won from the column bot)",
     "series": "Series (R10)",
@@ -455,6 +486,8 @@ def build(t: Tournament, *, series: int | None = None, which: Iterable[str] | No
     for name in which:
         if name == "standings":
             out[name] = standings_rows(t)
+        elif name == "pairs":
+            out[name] = pairwise_rows(t)
         elif name == "play":
             out[name] = play_rows(t, split=split)
         elif name == "cross":
@@ -504,10 +537,35 @@ def render(tables: dict[str, list[dict]], fmt: str = "text", *, series: int | No
 
 def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
            which: Iterable[str] | None = None) -> tuple[str, list[str], Tournament]:
-    """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics)."""
+    """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics).
+
+    A head-to-head folder (its tournament.json says ``format: head-to-head``) gets the head-to-head
+    section instead (:func:`referee.duel.report`: the SPRT's decision, LLR and groups from its logs).
+    """
+    from . import duel
+
+    paths = list(paths)
+    duels = [p for p in paths if Path(p).is_dir() and duel.is_duel_folder(p)]
+    paths = [p for p in paths if p not in duels]
+    results = [duel.report(p) for p in duels]
+    sections = [duel.render(r, fmt) for r in results]
+    if not paths:
+        t = compute([])
+        t.head_to_head = results
+        if fmt == "json" and len(results) > 1:
+            return json.dumps({"head-to-head": results}, indent=2, ensure_ascii=False), [], t
+        return "\n".join(sections), [], t
     parties, skipped = load(paths)
     t = compute(parties)
+    t.head_to_head = results
     tables = build(t, series=series, which=which, split=fmt in ("csv", "json"))
     n_logs = len({p.source for p in parties})
     footer = f"{len(parties)} partie from {n_logs} log(s), {sum(len(p.deals) for p in parties)} deals"
-    return render(tables, fmt, series=series, footer=footer), skipped, t
+    text = render(tables, fmt, series=series, footer=footer)
+    if sections and fmt == "json":
+        body = json.loads(text)
+        body["head-to-head"] = results
+        text = json.dumps(body, indent=2, ensure_ascii=False)
+    elif sections:
+        text = "\n".join(sections + [text])
+    return text, skipped, t

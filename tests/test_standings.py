@@ -285,11 +285,11 @@ def test_a_log_named_twice_counts_once(logs):
 def test_render_formats(logs):
     text, skipped, t = S.report([logs], fmt="json", series=2)
     body = json.loads(text)
-    assert set(body) == {"standings", "play", "cross", "series", "rating"}
+    assert set(body) == {"standings", "pairs", "play", "cross", "series", "rating"}
     assert sum(r["groše"] for r in body["standings"]) == 0
     csv_text, _, _ = S.report([logs], fmt="csv")
     sections = [s for s in csv_text.split("# ") if s]
-    assert [s.splitlines()[0] for s in sections] == ["standings", "play", "cross", "rating"]
+    assert [s.splitlines()[0] for s in sections] == ["standings", "pairs", "play", "cross", "rating"]
     rows = list(csv.DictReader(io.StringIO(sections[0].split("\n", 1)[1])))
     assert len(rows) == 3 and {"bot", "groše", "mean", "±95%"} <= set(rows[0])
     md, _, _ = S.report([logs], fmt="md")
