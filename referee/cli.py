@@ -363,7 +363,7 @@ def duel(
                           deal_book=deal_book, move_ms=move_time, startup_ms=startup_time, max_faults=max_faults,
                           concurrency=concurrency, output=str(out) if out is not None else None)
     except ConfigError as e:
-        typer.echo("\n".join(f"error: {p.replace('command line: ', '')}" for p in e.problems), err=True)
+        typer.echo("\n".join(f"error: {p.replace('command line: --bot ', 'bot ').replace('command line: ', '')}" for p in e.problems), err=True)
         raise typer.Exit(2)
     _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
 
