@@ -123,3 +123,14 @@ def test_a_clear_difference_is_found_fast_and_truth_in_the_middle_is_split():
     # halfway between the hypotheses the test is indifferent: each decision about half the time
     mid = simulate(t, lambda: rng.gauss(5, 10), 1000)
     assert 0.4 < mid["H1"] < 0.6
+
+
+def test_the_simulation_sees_a_test_that_breaks_its_promise(monkeypatch):
+    # the same test with the plain sample variance (no confidence bound) stops on too small a
+    # variance after few groups: its false H1 rate is about 0.17 here, far outside 0.05 + 3 se
+    import referee.sprt as M
+
+    monkeypatch.setattr(M, "variance_bound", lambda s2, n: s2)
+    rng = random.Random("plain")
+    at_h0 = simulate(SPRT(), lambda: rng.gauss(0.0, 20), RUNS)
+    assert at_h0["H1"] > 0.05 + SIGMAS * math.sqrt(0.05 * 0.95 / RUNS)
