@@ -32,12 +32,11 @@ from pathlib import Path
 from typing import TextIO
 
 from . import tournament as T
-from .sprt import CONTINUE, H0, H1, SPRT, TRUNCATED, SPRTState
-from .stats import estimate
+from .sprt import H0, H1, SPRT, TRUNCATED, SPRTState
 
 #: the six seatings of a group, as indices into (A, B) for seats 0, 1, 2
 SEATINGS: tuple[tuple[int, int, int], ...] = ((0, 0, 1), (0, 1, 0), (1, 0, 0), (1, 1, 0), (1, 0, 1), (0, 1, 1))
-UNIT_RE = re.compile(r"g(\d+)-s([ab]{3})\.jsonl\Z")
+UNIT_FILE_RE = re.compile(r"g(\d+)-s([ab]{3})\.")  # a unit's log or one of its bots' files
 
 
 # ------------------------------------------------------------------ plan
@@ -122,7 +121,7 @@ def scan(out: Path, plan: Plan, *, check: bool = True) -> Scan:
     ids: dict[str, T.Unit] = {}
     if logs.is_dir():
         for p in logs.iterdir():
-            m = re.match(r"g(\d+)-s([ab]{3})\.", p.name)
+            m = UNIT_FILE_RE.match(p.name)
             if m:
                 sc.groups_seen = max(sc.groups_seen, int(m.group(1)))
     for k in range(1, sc.groups_seen + 1):

@@ -920,6 +920,8 @@ class TournamentRun:
 def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
                    interval: float = 10.0) -> TournamentRun:
     """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM."""
+    if cfg.format == HEAD_TO_HEAD:
+        raise TournamentError("format head-to-head is a sequential test: run it with referee.duel.run_duel (marias duel)")
     problems = check_commands(cfg)
     if problems:
         raise ConfigError(problems)

@@ -46,6 +46,34 @@ def test_a_group_is_the_six_two_and_one_seatings_on_one_deck():
     assert not {u.id for u in units} & {u.id for u in plan.group(4)}
 
 
+def test_only_complete_groups_count_and_only_in_order():
+    plan = D.Plan("A", "B", "1", SPRT(h0=0, h1=10, max_groups=9))
+    sc = D.Scan(plan)
+
+    def fill(k, groše_of_a):  # A's groše in each of the group's six partie
+        for u, g in zip(plan.group(k), groše_of_a):
+            sc.units[u.id] = g
+        sc.groups_seen = max(sc.groups_seen, k)
+
+    fill(1, [60, 120, 0, 30, 90, 60])  # mean 60
+    fill(3, [70] * 6)
+    assert sc.state().n == 1 and sc.state().samples == (60.0,)  # group 2 missing: group 3 waits
+    fill(2, [40, 50, 60, 70, 80, 0])  # mean 50
+    sc.units.pop(plan.group(2)[5].id)  # one partie of group 2 not (yet) valid
+    assert sc.state().n == 1
+    fill(2, [40, 50, 60, 70, 80, 0])
+    st = sc.state()
+    assert st.samples == (60.0, 50.0, 70.0)
+    # the decision is the first crossing: later complete groups are listed, not counted
+    for k in range(4, 10):
+        fill(k, [70] * 5 + [40])
+    st = sc.state()
+    assert st.decision == "H1"
+    assert 3 < st.n < 9 and st.samples == tuple([60.0, 50.0, 70.0] + [65.0] * (st.n - 3))
+    assert sc.ignored_groups(st.n) == list(range(st.n + 1, 10))
+    assert SPRT(h0=0, h1=10, max_groups=9).run([60, 50, 70] + [65] * 6).n == st.n
+
+
 # ------------------------------------------------------------------ configuration
 
 def test_yaml_head_to_head(tmp_path):

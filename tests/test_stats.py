@@ -134,3 +134,44 @@ def test_chi_square_quantile_matches_the_printed_table(p, df, value):
 def test_chi_square_with_one_df_is_a_squared_normal():
     for x in (0.01, 0.5, 2.0, 9.0):
         assert S.chi2_cdf(x, 1) == pytest.approx(2 * S.NormalDist().cdf(math.sqrt(x)) - 1, abs=1e-12)
+
+
+# ------------------------------------------------------------------ the pairs table (referee/standings.py)
+
+def _partie(bots, totals, deck, n=1):
+    from referee import standings as St
+    assert sum(totals) == 0
+    deal = {"type": "deal", "result": {"kind": "played", "actor": None, "components": [], "payments": list(totals),
+                                       "notes": []}, "decisions": [], "faults": []}
+    return St.PartieRecord("hand.jsonl", n, tuple(bots), list(totals), [], [deal], (deck,))
+
+
+def test_pairs_by_hand():
+    from referee import standings as St
+    # deck g1: A B C (30, -10, -20) and B A C (0, 10, -10) -> A - B: 40, 10 -> group mean 25
+    # deck g2: A B C (-6, 0, 6)                           -> A - B: -6        -> group mean -6
+    # deck g3: A C D (5, -5, 0): B absent, not counted for A-B
+    parts = [_partie("ABC", (30, -10, -20), "g1"), _partie("BAC", (0, 10, -10), "g1", 2),
+             _partie("ABC", (-6, 0, 6), "g2", 3), _partie("ACD", (5, -5, 0), "g3", 4)]
+    rows = {(r["bot"], r["vs"]): r for r in St.pairwise_rows(St.compute(parts))}
+    ab = rows[("A", "B")]
+    assert ab["partie"] == 3 and ab["groups"] == 2
+    assert ab["diff"] == pytest.approx((40 + 10 - 6) / 3, abs=0.005)
+    # two group means 25 and -6: mean 9.5, s = 31 / sqrt 2, se = 15.5, t(0.975, 1) = 12.7062
+    assert ab["±95%"] == pytest.approx(12.7062 * 15.5, abs=0.01)
+    assert ab["LOS"] == pytest.approx(0.5 + math.atan(9.5 / 15.5) / math.pi, abs=1e-3)  # Cauchy cdf
+    assert ("A", "D") in rows and rows[("A", "D")]["groups"] == 1 and rows[("A", "D")]["±95%"] is None
+    assert ("B", "D") not in rows and ("D", "B") not in rows  # never met
+
+
+@given(st.lists(st.tuples(st.permutations("ABC"), st.integers(-50, 50), st.integers(-50, 50), st.integers(0, 3)),
+                min_size=1, max_size=12))
+def test_pairs_agree_with_a_brute_force(games):
+    from referee import standings as St
+    parts = [_partie(bots, (x, y, -x - y), f"d{d}", i) for i, (bots, x, y, d) in enumerate(games)]
+    rows = St.pairwise_rows(St.compute(parts))
+    assert len(rows) == 3  # every pair of A, B, C met in every partie
+    for r in rows:
+        diffs = [p.totals[p.bots.index(r["bot"])] - p.totals[p.bots.index(r["vs"])] for p in parts]
+        assert r["diff"] == pytest.approx(sum(diffs) / len(diffs), abs=0.006) and r["diff"] >= 0
+        assert r["partie"] == len(parts) and r["groups"] == len({p.deck for p in parts})
