@@ -307,6 +307,9 @@ def tournament(
         cfg.concurrency = concurrency
     if out is not None:
         cfg.output = out
+    if cfg.format == "head-to-head":  # a file with format: head-to-head is a duel
+        _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
+        return
     try:
         run = run_tournament(cfg, resume=resume, stream=None if quiet else sys.stderr)
     except ConfigError as e:
@@ -331,14 +334,77 @@ def tournament(
         typer.echo(f"{run.units} partie ({run.played} played now) in {cfg.output}; logs in {run.logs}", err=True)
 
 
+@app.command()
+def duel(
+    a: str = typer.Argument(..., help="Bot A: a built-in (random, random:SEED, robot) or NAME=COMMAND, e.g. new=\"python mybot.py\"."),
+    b: str = typer.Argument(..., help="Bot B, the same way. The test asks whether A is better than B."),
+    h0: Optional[float] = typer.Option(None, "--h0", help="H0: A's advantage in groše per partie (default 0)."),
+    h1: Optional[float] = typer.Option(None, "--h1", help="H1: A's advantage in groše per partie, above h0 (default 10)."),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="Chance of accepting H1 when H0 holds (default 0.05)."),
+    beta: Optional[float] = typer.Option(None, "--beta", help="Chance of accepting H0 when H1 holds (default 0.05)."),
+    max_groups: Optional[int] = typer.Option(None, "--max-groups", help="Stop without a decision after this many groups of six partie (default 1000)."),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Partie played at once (default: the number of CPUs)."),
+    seed: Optional[str] = typer.Option(None, help="Seed of the decks: group K is shuffled from SEED:gK (default 1)."),
+    deal_book: Optional[Path] = typer.Option(None, "--deal-book", help="File of starting decks, one per line; group K plays line K (needs max-groups lines)."),
+    move_time: Optional[int] = typer.Option(None, "--move-time", help="Time per decision in ms (default 2000)."),
+    startup_time: Optional[int] = typer.Option(None, "--startup-time", help="Time to start and answer hello in ms (default 10000)."),
+    max_faults: Optional[int] = typer.Option(None, "--max-faults", help="Faults in a partie before a bot is replaced by the robot (default 3)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", file_okay=False, help="Output folder (default duel-A-B); the same command continues a stopped test there."),
+    resume: bool = typer.Option(False, "--resume", help="Insist on continuing a test already in --out."),
+    table_format: str = typer.Option("text", "--format", "-f", help="Output of the result: text, md, csv or json."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+):
+    """Head-to-head test: is A better than B? Each deck is played in the six seatings with two seats of one bot and one of the other (AAB ABA BAA BBA BAB ABB); a sequential test (SPRT) stops as soon as it can accept H0 or H1. Resumable; `marias table OUT` prints the same result from the logs."""
+    from .duel import config as duel_config
+    from .tournament import ConfigError
+
+    try:
+        cfg = duel_config(a, b, h0=h0, h1=h1, alpha=alpha, beta=beta, max_groups=max_groups, seed=seed,
+                          deal_book=deal_book, move_ms=move_time, startup_ms=startup_time, max_faults=max_faults,
+                          concurrency=concurrency, output=str(out) if out is not None else None)
+    except ConfigError as e:
+        typer.echo("\n".join(f"error: {p.replace('command line: --bot ', 'bot ').replace('command line: ', '')}" for p in e.problems), err=True)
+        raise typer.Exit(2)
+    _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
+
+
+def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
+    from . import duel as duel_mod
+    from . import standings
+    from .tournament import ConfigError, TournamentError
+
+    if table_format not in standings.FORMATS:
+        raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
+    try:
+        run = duel_mod.run_duel(cfg, resume=resume, stream=None if quiet else sys.stderr)
+    except ConfigError as e:
+        typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
+        raise typer.Exit(2)
+    except TournamentError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    if run.interrupted:
+        typer.echo(f"stopped: {run.test.n} group(s) counted; run the same command (or add --resume) to continue the test.", err=True)
+        raise typer.Exit(130)
+    typer.echo(duel_mod.render(run.result, table_format))
+    if run.failed:
+        for uid, why in run.failed:
+            typer.echo(f"failed: {uid}: {why}", err=True)
+        typer.echo(f"{len(run.failed)} partie failed and are not counted; run the same command again to retry them.", err=True)
+        raise typer.Exit(1)
+    if not quiet:
+        typer.echo(f"{run.test.n} group(s) ({run.played} partie played now) in {cfg.output}; "
+                   f"`marias table {cfg.output}` prints this again from the logs", err=True)
+
+
 @app.command("table")
 def table_cmd(
     paths: List[Path] = typer.Argument(..., exists=True, help="Log files or folders (searched for *.jsonl)."),
     table_format: str = typer.Option("text", "--format", "-f", help=_TABLE_FORMAT_HELP),
     series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
-    only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, play, cross, series, rating (repeatable)."),
+    only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, pairs, play, cross, series, rating (repeatable)."),
 ):
-    """Rebuild every table (standings, play, cross, series, rating) from complete, valid logs alone."""
+    """Rebuild every table (standings, pairs, play, cross, series, rating) from complete, valid logs alone; a head-to-head folder gets its test's decision, LLR and groups."""
     from . import standings
 
     if table_format not in standings.FORMATS:
@@ -351,7 +417,7 @@ def table_cmd(
     text, skipped, t = standings.report(paths, fmt=table_format, series=series, which=only or None)
     for note in skipped:
         typer.echo(f"note: {note}", err=True)
-    if not t.parties:
+    if not t.parties and not t.head_to_head:
         typer.echo("error: no complete, valid log found", err=True)
         raise typer.Exit(1)
     typer.echo(text)

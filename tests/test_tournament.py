@@ -79,7 +79,7 @@ def test_good_config(tmp_path):
     ("bots: []\npartei: 2\n", "t.yaml:2: partei: unknown key; did you mean 'partie'?"),
     ("partie: two\nbots: []\n", "t.yaml:1: partie: a whole number is needed, got the string 'two'"),
     ("partie: 0\nbots: []\n", "t.yaml:1: partie: must be at least 1, got 0"),
-    ("format: round-robn\nbots: []\n", "t.yaml:1: format: 'round-robn' is not one of round-robin, gauntlet (did you mean 'round-robin'?)"),
+    ("format: round-robn\nbots: []\n", "t.yaml:1: format: 'round-robn' is not one of round-robin, gauntlet, head-to-head (did you mean 'round-robin'?)"),
     ("arrangements: some\nbots: []\n", "t.yaml:1: arrangements: 'some' is not one of all, rotations, fixed"),
     ("time:\n  move_ms: fast\nbots: []\n", "t.yaml:2: time.move_ms: a whole number is needed, got the string 'fast'"),
     ("time:\n  moves: 3\nbots: []\n", "t.yaml:2: time.moves: unknown key; did you mean 'move_ms'?"),
