@@ -24,21 +24,23 @@ app.add_typer(bench_app, name="bench")
 def selfplay(
     bot: List[str] = typer.Option(None, "--bot", "-b", help="Built-in bot per seat (three times; default robot, robot, random)."),
     seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts)."),
-    log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl."),
+    log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl (selfplay-sSEED-2.jsonl, ... if taken)."),
 ):
     """Play one partie (12 deals) of built-in bots in-process and print it deal by deal."""
     import bots as builtin
     from .selfplay import play_partie
     from .tables import deal_rows, partie_summary
 
+    from .partie import partie_seed
+
     names = _three(bot or ["robot", "robot", "random"])
     players = [builtin.make(n, seed=f"{seed}:{i}") for i, n in enumerate(names)]
     log_path = None
     if log is None:
-        partie = play_partie(players, seed=seed)
+        partie = play_partie(players, seed=partie_seed(seed, 1))  # the partie a log of seed SEED holds
     else:
-        from .log import selfplay_log
-        log_path = log / f"selfplay-s{seed}.jsonl"
+        from .log import reserve_log_path, selfplay_log
+        log_path = reserve_log_path(log, f"selfplay-s{seed}")  # never overwrites an earlier log
         partie = selfplay_log(log_path, players, seed=seed, commands=[f"builtin:{n}" for n in names])
     typer.echo(tabulate(deal_rows(partie), headers="keys", tablefmt="simple"))
     typer.echo("")
