@@ -112,6 +112,14 @@ def load_signing_key(key):
     return k
 
 
+def signing_key_bytes(key) -> bytes:
+    """The raw 32 bytes of an Ed25519 private key (:func:`load_signing_key`'s argument)."""
+    from cryptography.hazmat.primitives import serialization
+
+    return load_signing_key(key).private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                                               serialization.NoEncryption())
+
+
 def public_key_text(private_key) -> str:
     """``ed25519:`` and the 64 hex digits of the raw 32-byte public key."""
     from cryptography.hazmat.primitives import serialization

@@ -80,6 +80,7 @@ class Report:
     messages_checked: int = 0
     signer: str | None = None  # the key whose valid signature the footer carries (ed25519:HEX)
     verified: bool = False  # signed by the key asked for (validate --verify)
+    verify: str | None = None  # the key asked for
 
     @property
     def ok(self) -> bool:
@@ -94,8 +95,10 @@ class Report:
         extra = f", {self.transcripts} transcript(s), {self.messages_checked} messages" if self.transcripts else ""
         if self.verified:
             extra += f", signature verified ({self.signer})"
-        elif self.signer:
+        elif self.signer and self.verify is None:
             extra += f", signed by {self.signer} (not checked against a trusted key: use --verify)"
+        elif self.signer:
+            extra += f", signed by {self.signer}"
         return f"{self.path}: {verdict} — {state}, {self.parties} partie, {self.deals} deals, {self.deals_replayed} replayed{extra}"
 
     def to_dict(self) -> dict:
@@ -640,7 +643,7 @@ class _FileCheck:
     def __init__(self, path: Path, keep_deals: bool, verify: str | None = None):
         self.path = path
         self.verify = verify  # the public key (ed25519:HEX) the footer must be signed with
-        self.report = Report(str(path))
+        self.report = Report(str(path), verify=verify)
         self.problems = self.report.problems
         self.keep_deals = keep_deals
         self.deals: dict[tuple[int, int], tuple[int, dict, list[Card]]] = {}
