@@ -699,6 +699,8 @@ class _FileCheck:
                 continue
             if not header_seen:
                 if rec.get("type") != "header":
+                    for m, msg in early:
+                        self.add(m, "format", msg)
                     self.add(n, "format", f"not a marias log: the first record is {rec.get('type')!r}, not the header")
                     return self.report
                 for m, msg in early:
