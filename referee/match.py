@@ -87,6 +87,9 @@ class BotSpec:
         d = {"label": self.label, "command": self.argv if self.builtin is None else f"builtin:{self.builtin}"}
         if self.cwd:
             d["cwd"] = self.cwd
+        own = {k: getattr(self, k) for k in ("move_ms", "startup_ms", "bank_ms", "increment_ms") if getattr(self, k) is not None}
+        if own:
+            d["limits"] = own  # this bot's own limits (validate checks its times against them)
         return d
 
 

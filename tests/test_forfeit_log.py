@@ -67,6 +67,8 @@ def test_a_partie_forfeited_from_deal_6_is_valid_and_complete_with_5_deals(tmp_p
         {"partie": 1, "seat": 1, "from_deal": 6, "deals": 7, "payments": [70, -140, 70], "rule": "R12.3"}
     report = validate_file(path)
     assert report.ok and report.complete and report.deals == 5, report.lines()
+    from tests.test_log import VALIDATOR  # the log schema
+    assert not list(VALIDATOR.iter_errors(f)) and not list(VALIDATOR.iter_errors(recs[-1]))
 
 
 def test_a_third_fault_in_deal_12_needs_no_forfeit_record(tmp_path):

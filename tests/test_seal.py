@@ -21,10 +21,10 @@ from referee.cards import Card
 from referee.cli import app
 from referee.deal import Deal
 from referee.log import (
-    GENESIS, deal_record, generate_key_pair, load_signing_key, public_key_text, read_log, sealed_lines,
+    GENESIS, LogWriter, deal_record, generate_key_pair, load_signing_key, public_key_text, read_log, sealed_lines,
 )
 from referee.match import BotSpec, Limits, MatchConfig, run_match
-from referee.partie import places
+from referee.partie import Partie, places
 from referee.validate import validate_file
 
 # A bot that answers a legal action at once, except that it sleeps past the limit on its
@@ -366,3 +366,39 @@ def test_a_stranger_verifies_a_log_with_hashlib_and_the_documented_recipe(signed
     key = load_pem_public_key(signed["pub"].read_bytes())
     assert isinstance(key, Ed25519PublicKey)
     key.verify(bytes.fromhex(m.group(3).decode()), prev.encode())  # raises if invalid
+
+
+def test_decision_times_are_checked_against_each_bots_own_limits_and_bank(tmp_path):
+    """A bot with its own, longer limit (a tournament YAML override) may use it; the others may
+    not; with a bank, a decision may use at most what is left of it (replayed from the times)."""
+    def write_times(path, limits, bots_limits, ms_of):
+        header = {"seed": "t", "partie": 1, "limits": limits,
+                  "bots": [{"seat": s, "command": "builtin:x", "name": "x", "version": "1", "exe_sha256": None,
+                            **({"limits": bots_limits[s]} if bots_limits[s] else {})} for s in range(3)]}
+        rng = random.Random(2)
+        with LogWriter(path, header, fsync=False) as w:
+            partie = Partie(seed="t:1")
+            w.partie_start(1)
+            for deal in partie.iter_deals():
+                while not deal.done:
+                    deal.apply(rng.choice(deal.legal_actions()))
+                times = [ms_of(seat, len(partie.deals)) for seat, _a in deal.history]
+                w.deal(1, len(partie.deals), deal, partie.cuts[-1], deal.deck, times)
+            w.partie_end(1, partie.totals(), partie.places())
+        return path
+
+    own = [{"move_ms": 5000}, None, None]
+    slow_seat0 = write_times(tmp_path / "a.jsonl", {"move_ms": 100}, own, lambda s, d: 1000.0 if s == 0 else 1.0)
+    assert validate_file(slow_seat0).ok, validate_file(slow_seat0).lines()
+    slow_seat1 = write_times(tmp_path / "b.jsonl", {"move_ms": 100}, own, lambda s, d: 1000.0 if s == 1 else 1.0)
+    rules = {p.rule for p in validate_file(slow_seat1).problems}
+    assert rules == {"R12.1"}
+    # a bank of 3 s and no increment: seat 2 spends 400 ms a decision and runs dry within the partie
+    bank = write_times(tmp_path / "c.jsonl", {"move_ms": 2000, "bank_ms": 3000, "increment_ms": 0}, [None] * 3,
+                       lambda s, d: 400.0 if s == 2 else 1.0)
+    probs = validate_file(bank).problems
+    assert probs and {p.rule for p in probs} == {"R12.1"} and "above its limit of 0 ms" in probs[-1].message
+    # with an increment that covers what it spends, the same times are fine
+    inc = write_times(tmp_path / "d.jsonl", {"move_ms": 2000, "bank_ms": 3000, "increment_ms": 400}, [None] * 3,
+                      lambda s, d: 400.0 if s == 2 else 1.0)
+    assert validate_file(inc).ok, validate_file(inc).lines()
