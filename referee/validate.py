@@ -30,7 +30,7 @@ from .cards import (
 )
 from .deal import DONE, Deal, IllegalAction
 from .log import (
-    FORMAT, FORMAT_VERSION, chain_problems, dealt_hands, forfeit_payments, iter_lines, load_public_key, parse_lines,
+    FORMAT, FORMAT_VERSION, chain_problems, dealt_hands, forfeit_payments, load_public_key, parse_lines,
     read_lines, split_lines, verify_signature,
 )
 from .partie import CUT_RANGE, forhont_of, partie_seed, places, seed_sha256, seeded_cut, shuffled_deck
