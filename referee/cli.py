@@ -341,6 +341,7 @@ def tournament(
     resume: bool = typer.Option(False, "--resume", help="Finish a stopped tournament (running the same command again does the same, but --resume insists that it exists)."),
     table_format: str = typer.Option("text", "--table-format", "-t", help=_TABLE_FORMAT_HELP),
     sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign every unit's log with this Ed25519 private key (from marias keygen); check with marias validate --verify KEY.pub."),
+    commit: bool = typer.Option(False, "--commit", help="Print the SHA-256 of the tournament seed before play (to publish it)."),
     series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ):
@@ -373,9 +374,14 @@ def tournament(
         cfg.concurrency = concurrency
     if out is not None:
         cfg.output = out
+    sign_key = _signing_key(sign) if sign is not None else None
+    if commit:
+        from .partie import seed_sha256
+        typer.echo(f"seed sha256: {seed_sha256(cfg.seed)}")
+        sys.stdout.flush()
     try:
         run = run_tournament(cfg, resume=resume, stream=None if quiet else sys.stderr,
-                             sign_key=_signing_key(sign) if sign is not None else None)
+                             sign_key=sign_key)
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
         raise typer.Exit(2)

@@ -402,3 +402,18 @@ def test_decision_times_are_checked_against_each_bots_own_limits_and_bank(tmp_pa
     inc = write_times(tmp_path / "d.jsonl", {"move_ms": 2000, "bank_ms": 3000, "increment_ms": 400}, [None] * 3,
                       lambda s, d: 400.0 if s == 2 else 1.0)
     assert validate_file(inc).ok, validate_file(inc).lines()
+
+
+def test_a_signed_tournament_verifies_and_commits_to_its_seed(tmp_path):
+    import subprocess
+
+    key, pub, _text = generate_key_pair(tmp_path / "k")
+    r = subprocess.run([sys.executable, "-m", "referee.cli", "tournament", "-b", "a=random", "-b", "b=random",
+                        "-b", "c=robot", "--arrangements", "rotations", "--seed", "open", "-o", str(tmp_path / "t"),
+                        "--sign", str(key), "--commit", "-q"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "seed sha256: " + hashlib.sha256(b"open").hexdigest()
+    logs = sorted((tmp_path / "t" / "logs").glob("*.jsonl"))
+    assert len(logs) == 3
+    reports = [validate_file(p, verify=str(pub)) for p in logs]
+    assert all(rep.ok and rep.verified for rep in reports), [rep.lines() for rep in reports]
