@@ -14,9 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.log import LogWriter, reserve_log_path, safe_name
 from referee.match import BotSpec, MatchConfig, run_match
+from referee.partie import Partie, derive_seed, seeded_cut, shuffled_deck
 
 CODES = [r + s for s in "hlba" for r in "789XUOKA"]  # LOGS.md: the starting order 7h 8h ... Ah 7l ... Aa
 
@@ -78,6 +81,18 @@ def test_every_deck_and_cut_follows_from_the_logged_seed(tmp_path):
             assert r["deck"] == deck_of(ps) and r["cut"] is None
         else:
             assert r["cut"] == cut_of(ps, r["deal"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.text(min_size=1, max_size=40), st.integers(min_value=0, max_value=10**40)), st.integers(1, 9))
+def test_the_engine_follows_the_documented_derivation_for_any_seed(seed, n):
+    ps = f"{seed}:{n}"
+    assert [str(c) for c in shuffled_deck(ps)] == deck_of(ps)
+    p = Partie(seed=ps)
+    p.play(lambda d: d.legal_actions()[0])
+    assert p.cuts == [None] + [cut_of(ps, d) for d in range(2, 13)]
+    assert all(2 <= seeded_cut(ps, d) <= 30 for d in range(2, 13))
+    assert derive_seed(seed, "bot") == hmac.new(str(seed).encode(), b"marias/derive/bot", hashlib.sha256).hexdigest()[:32]
 
 
 def test_the_shuffle_is_a_permutation_and_spreads_the_cards():
