@@ -141,7 +141,7 @@ def match(
 
 def _signing_key(path: Path):
     """The Ed25519 private key of --sign, or a clear error."""
-    from .log import load_signing_key
+    from .seal import load_signing_key
 
     try:
         return load_signing_key(path)
@@ -155,7 +155,7 @@ def keygen(
     path: Path = typer.Argument(..., dir_okay=False, help="Where to write the private key (PEM, mode 0600); the public key goes to PATH.pub."),
 ):
     """Write a new Ed25519 key pair for signing logs (match/tournament --sign PATH, validate --verify PATH.pub)."""
-    from .log import generate_key_pair
+    from .seal import generate_key_pair
 
     if path.exists():
         typer.echo(f"error: {path} exists; a key is never overwritten", err=True)
@@ -227,7 +227,7 @@ def validate(
     Exit status 0 when every log holds, 1 otherwise."""
     import os
 
-    from .log import load_public_key
+    from .seal import load_public_key
     from .validate import log_files, validate_files
 
     if verify is not None:

@@ -880,7 +880,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
     """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM.
     ``sign_key`` (an Ed25519 key: PEM path, raw bytes or key object) signs every unit's log."""
     if sign_key is not None:
-        from .log import signing_key_bytes
+        from .seal import signing_key_bytes
         sign_key = signing_key_bytes(sign_key)  # plain bytes travel to the workers
     problems = check_commands(cfg)
     if problems:

@@ -29,10 +29,8 @@ from .cards import (
     BETL_ORDER, CARDS, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_CODES, SUIT_MASKS, TRUMP_ORDER, Card,
 )
 from .deal import DONE, Deal, IllegalAction
-from .log import (
-    FORMAT, FORMAT_VERSION, chain_problems, dealt_hands, forfeit_payments, load_public_key, parse_lines,
-    read_lines, split_lines, verify_signature,
-)
+from .log import FORMAT, FORMAT_VERSION, dealt_hands, forfeit_payments, parse_lines, read_lines, split_lines
+from .seal import chain_problems, load_public_key, verify_signature
 from .partie import CUT_RANGE, forhont_of, partie_seed, places, seed_sha256, seeded_cut, shuffled_deck
 
 PHASE_RULE = {"trump": "R3.1", "talon": "R3.2", "answer": "R4.1", "contract": "R5.1", "flek": "R5.3", "play": "R7.1"}

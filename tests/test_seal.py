@@ -20,9 +20,8 @@ from typer.testing import CliRunner
 from referee.cards import Card
 from referee.cli import app
 from referee.deal import Deal
-from referee.log import (
-    GENESIS, LogWriter, deal_record, generate_key_pair, load_signing_key, public_key_text, read_log, sealed_lines,
-)
+from referee.log import LogWriter, deal_record, read_log, sealed_lines
+from referee.seal import GENESIS, generate_key_pair, load_signing_key, public_key_text
 from referee.match import BotSpec, Limits, MatchConfig, run_match
 from referee.partie import Partie, places
 from referee.validate import validate_file
