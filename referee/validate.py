@@ -29,9 +29,10 @@ from .cards import (
     BETL_ORDER, CARDS, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_CODES, SUIT_MASKS, TRUMP_ORDER, Card,
 )
 from .deal import DONE, Deal, IllegalAction
-from .log import FORMAT, FORMAT_VERSION, dealt_hands, forfeit_payments, parse_lines, read_lines, split_lines
-from .seal import chain_problems, load_public_key, verify_signature
-from .partie import CUT_RANGE, forhont_of, partie_seed, places, seed_sha256, seeded_cut, shuffled_deck
+from .evidence import DecisionTimes, Forfeits, SeedEvidence, signature_problems
+from .log import FORMAT, FORMAT_VERSION, dealt_hands, parse_lines, read_lines, split_lines
+from .partie import CUT_RANGE, forhont_of, places
+from .seal import chain_problems, load_public_key
 
 PHASE_RULE = {"trump": "R3.1", "talon": "R3.2", "answer": "R4.1", "contract": "R5.1", "flek": "R5.3", "play": "R7.1"}
 OUTCOME_RULE = {"hra": "R7.6", "sto": "R7.7", "sto-proti": "R7.7", "sedma": "R7.8", "sedma-proti": "R7.8",
@@ -41,9 +42,6 @@ RESULT_KIND_RULE = {"conceded": "R6.1", "not-played": "R6.2", "fault": "R12.2", 
 _BY_CODE = {str(c): c for c in CARDS}
 CODE = tuple(str(c) for c in CARDS)  # card -> its code, without a method call
 _CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])[789XUOKA][hlba](?![0-9A-Za-z])")
-#: A decision may be logged this much above its time limit (the referee's clock reads the
-#: time after the answer was read; an honest answer in time is never further above).
-TIME_SLACK_MS = 50.0
 
 
 @dataclass
@@ -651,18 +649,10 @@ class _FileCheck:
         self.partie: int | None = None  # the open partie
         self.last_partie = 0
         self.declared_parties: int | None = None  # the header's partie count
-        self.seed_sha256: str | None = None
-        # per partie, what the seed must explain: {partie: {"shuffle", "first": (line, deck codes), "cuts": [(line, deal, k)]}}
-        self.seed_facts: dict[int, dict] = {}
-        self.move_ms: list[float | None] = [None, None, None]  # per header bot: the decision time limit
-        self.bank_ms: list[float | None] = [None, None, None]
-        self.increment_ms: list[float] = [0.0, 0.0, 0.0]
-        self.startup_ms: list[float | None] = [None, None, None]
-        self.bank: list[float | None] = [None, None, None]  # per seat: the bank left in this partie
-        self.max_faults: int | None = None  # with the R12.3 forfeit policy
-        self.faults_in_partie = [0, 0, 0]
-        self.forfeit_due: tuple[int, int, int] | None = None  # (line, seat, from_deal) of a forfeit that must follow
-        self.forfeited: tuple[int, int] | None = None  # (seat, from_deal) of this partie's forfeit record
+        # what the log states about itself (referee/evidence.py); replaced by check_header, which always comes first
+        self.seed = SeedEvidence({"seed_sha256": "0" * 64}, self.add)
+        self.times = DecisionTimes({}, 3, self.add)
+        self.forfeits = Forfeits({}, 12, self.add)
         self.last_type: str | None = None
         self.seating = [0, 1, 2]
         self.indexes: list[int] = []
@@ -756,50 +746,9 @@ class _FileCheck:
                 self.declared_parties = count
             else:
                 self.add(n, "format", f"the header's partie count {count!r} is not a positive integer")
-        commit = h.get("seed_sha256")
-        if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{64}", commit):
-            self.seed_sha256 = commit
-        else:
-            self.add(n, "R2.2", f"the header holds no seed commitment (seed_sha256 {_short(commit)}): "
-                                "the decks cannot be checked against a seed")
-        self.read_limits(n, h, bots)
-        policy = h.get("fault_policy")
-        if isinstance(policy, dict) and policy.get("after_max_faults") == "forfeit":
-            mf = policy.get("max_faults")
-            if type(mf) is int and mf >= 1:
-                self.max_faults = mf
-            else:
-                self.add(n, "format", f"fault_policy max_faults {mf!r} is not a positive integer")
-
-    def read_limits(self, n: int, h: dict, bots: list) -> None:
-        """Each bot's decision limits: the header's ``limits``, overridden by the bot's own
-        (a ``limits`` object in its ``bots`` entry, or the keys on the entry itself)."""
-        base = h.get("limits") if isinstance(h.get("limits"), dict) else {}
-        if base.get("in_process"):
-            return  # in-process bots are called directly: no limits
-        per = []
-        for i in range(self.n_bots):
-            entry = bots[i] if i < len(bots) and isinstance(bots[i], dict) else {}
-            lim = dict(base)
-            for key in ("move_ms", "bank_ms", "increment_ms", "startup_ms"):
-                if key in entry:
-                    lim[key] = entry[key]
-            if isinstance(entry.get("limits"), dict):
-                lim.update(entry["limits"])
-            per.append(lim)
-
-        def number(v, key, i, allow_none=True):
-            if v is None and allow_none:
-                return None
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                self.add(n, "format", f"limits: bot {i} {key} {v!r} is not a number of ms")
-                return None
-            return float(v)
-
-        self.move_ms = [number(lim.get("move_ms"), "move_ms", i) for i, lim in enumerate(per)]
-        self.bank_ms = [number(lim.get("bank_ms"), "bank_ms", i) or None for i, lim in enumerate(per)]
-        self.increment_ms = [number(lim.get("increment_ms", 0), "increment_ms", i) or 0.0 for i, lim in enumerate(per)]
-        self.startup_ms = [number(lim.get("startup_ms"), "startup_ms", i) for i, lim in enumerate(per)]
+        self.seed = SeedEvidence(h, self.add, n)
+        self.times = DecisionTimes(h, self.n_bots, self.add, n)
+        self.forfeits = Forfeits(h, self.deals_per_partie, self.add, n)
 
     def record(self, n: int, rec: dict) -> None:
         t = rec.get("type")
@@ -841,7 +790,7 @@ class _FileCheck:
         if shuffle not in ("seed", "deck-book"):
             self.add(n, "format", f"partie {p}: shuffle {_short(shuffle)} is neither \"seed\" nor \"deck-book\"")
             shuffle = "seed"
-        self.seed_facts[self.partie] = {"shuffle": shuffle, "first": None, "cuts": []}
+        self.seed.partie_start(self.partie, shuffle)
         seating = rec.get("seating", [0, 1, 2])
         if (isinstance(seating, list) and len(seating) == 3 and len(set(seating)) == 3
                 and all(type(x) is int and 0 <= x < self.n_bots for x in seating)):
@@ -852,10 +801,8 @@ class _FileCheck:
         self.indexes = []
         self.partie_pay = [0, 0, 0]
         self.prev = None
-        self.bank = [self.bank_ms[b] if b < len(self.bank_ms) else None for b in self.seating]
-        self.faults_in_partie = [0, 0, 0]
-        self.forfeit_due = None
-        self.forfeited = None
+        self.times.start_partie(self.seating)
+        self.forfeits.start_partie()
 
     def deal(self, n: int, rec: dict) -> None:
         rep = self.report
@@ -880,12 +827,7 @@ class _FileCheck:
                 self.add(n, "R2.1", f"deal {i} is out of order (deal {expected} expected)")
         if i > self.deals_per_partie:
             self.add(n, "R2.1", f"deal {i}: a partie has {self.deals_per_partie} deals")
-        if self.forfeited is not None:
-            self.add(n, "R12.3", f"deal {i} is recorded after seat {self.forfeited[0]} forfeited the partie from deal {self.forfeited[1]}")
-        elif self.forfeit_due is not None:
-            self.add(n, "R12.3", f"deal {i} is played although seat {self.forfeit_due[1]} reached {self.max_faults} faults "
-                                 f"in deal {self.forfeit_due[2] - 1}: it forfeits the partie from deal {self.forfeit_due[2]}")
-            self.forfeit_due = None
+        self.forfeits.before_deal(n, i, self.add)
         self.indexes.append(i)
         # R2.1, R1.5: rotation
         fh = forhont_of(i - 1)
@@ -910,18 +852,11 @@ class _FileCheck:
             self.add(n, why[:why.index(':')], f"deal {i} deck: {why[why.index(':') + 2:]}")
             self.prev = None
             self.record_pay(n, rec)
-            self.count_fault(n, i, rec)
+            self.forfeits.after_deal(i, rec)
             return
-        facts = self.seed_facts.get(self.partie)
-        if facts is not None:
-            if first:
-                facts["first"] = (n, rec["deck"])
-            elif type(k) is int:
-                facts["cuts"].append((n, i, k))
-        self.check_times(n, i, rec)
-        if first:
-            pass
-        elif self.prev is not None and self.prev[0] == i - 1 and self.prev[1] is not None and type(k) is int:
+        self.seed.deal(self.partie, n, rec)
+        self.times.check(n, i, rec, self.add)
+        if not first and self.prev is not None and self.prev[0] == i - 1 and self.prev[1] is not None and type(k) is int:
             self.check_chain(n, i, k, deck, self.prev[1])
         # R2.6: the hands dealt
         hands = rec.get("hands")
@@ -954,7 +889,7 @@ class _FileCheck:
                 self.deals[(p, i)] = (n, rec, deck)
         self.prev = (i, collected)
         self.record_pay(n, rec)
-        self.count_fault(n, i, rec)
+        self.forfeits.after_deal(i, rec)
 
     def check_chain(self, n: int, i: int, k: int, deck: list[Card], collected: list[Card]) -> None:
         expected = collected[k % 32:] + collected[:k % 32]
@@ -968,111 +903,15 @@ class _FileCheck:
         self.add(n, "R2.3", f"deal {i}: the deck is not the collected deck of deal {i - 1} (R2.3–R2.4) cut at {k}: "
                             f"position {pos + 1} holds {deck[pos]}, expected {expected[pos]}")
 
-    # -- time limits (R12.1): what the log's own limits allow
-    def decision_limit(self, seat: int) -> float | None:
-        """The limit of the seat's next decision, as the referee computes it (the bank
-        gets its increment first; an empty bank leaves no time)."""
-        bot = self.seating[seat]
-        move = self.move_ms[bot] if bot < len(self.move_ms) else None
-        if self.bank[seat] is None:
-            return move
-        self.bank[seat] += self.increment_ms[bot] if bot < len(self.increment_ms) else 0.0
-        bank = self.bank[seat]
-        return max(0.0, min(move, bank) if move else bank)
-
-    def check_times(self, n: int, i: int, rec: dict) -> None:
-        """Every decision time within its limit and not negative; a timeout fault not
-        before its limit (R12.1)."""
-        decisions = rec.get("decisions")
-        if not isinstance(decisions, list):
-            return
-        for j, dec in enumerate(decisions, 1):
-            if not isinstance(dec, dict) or dec.get("ms") is None:
-                continue
-            ms, seat = dec["ms"], dec.get("seat")
-            if isinstance(ms, bool) or not isinstance(ms, (int, float)):
-                self.add(n, "format", f"deal {i}: decision {j}: time {_short(ms)} is not a number of ms")
-                continue
-            if ms < 0:
-                self.add(n, "R12.1", f"deal {i}: decision {j} (seat {seat}) is logged with a negative time, {ms:g} ms")
-                continue
-            if seat not in (0, 1, 2):
-                continue
-            limit = self.decision_limit(seat)
-            if limit is not None and ms > limit + TIME_SLACK_MS:
-                self.add(n, "R12.1", f"deal {i}: decision {j} (seat {seat}) took {ms:g} ms, above its limit of {limit:g} ms: "
-                                     "that is a timeout, not an answer")
-            if self.bank[seat] is not None:
-                self.bank[seat] -= ms
-        faults = rec.get("faults")
-        f = faults[0] if isinstance(faults, list) and faults and isinstance(faults[0], dict) else None
-        if f is None or f.get("kind") != "timeout" or f.get("seat") not in (0, 1, 2):
-            return
-        seat, elapsed = f["seat"], f.get("elapsed")
-        if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
-            self.add(n, "format", f"deal {i}: the timeout fault's elapsed {_short(elapsed)} is not a number of seconds")
-            return
-        bot = self.seating[seat]
-        floors = [x for x in (self.decision_limit(seat), self.startup_ms[bot] if bot < len(self.startup_ms) else None)
-                  if x is not None]
-        if floors and elapsed * 1000 < min(floors) - 1:
-            self.add(n, "R12.1", f"deal {i}: seat {seat}'s timeout fault came after {elapsed * 1000:g} ms, "
-                                 f"under its limit of {min(floors):g} ms: not a timeout")
-
-    # -- R12.3: forfeit after the last allowed fault
-    def count_fault(self, n: int, i: int, rec: dict) -> None:
-        faults = rec.get("faults")
-        if not isinstance(faults, list) or not faults or not isinstance(faults[0], dict):
-            return
-        seat = faults[0].get("seat")
-        if seat not in (0, 1, 2):
-            return
-        self.faults_in_partie[seat] += 1
-        if (self.max_faults is not None and self.faults_in_partie[seat] == self.max_faults
-                and self.forfeited is None and i < self.deals_per_partie):
-            self.forfeit_due = (n, seat, i + 1)
-
     def forfeit(self, n: int, rec: dict) -> None:
-        p, seat, k, deals, pay = (rec.get(x) for x in ("partie", "seat", "from_deal", "deals", "payments"))
+        p = rec.get("partie")
         if self.partie is None:
             self.add(n, "format", f"a forfeit record outside a partie (partie {_short(p)})")
             return
         if p != self.partie:
             self.add(n, "format", f"the forfeit record says partie {_short(p)}, but partie {self.partie} is being played")
-        if self.max_faults is None:
-            self.add(n, "R12.3", "a forfeit record, but the header's fault_policy does not forfeit "
-                                 "(after_max_faults is not \"forfeit\")")
-        if rec.get("rule") != "R12.3":
-            self.add(n, "format", f"the forfeit record's rule is {_short(rec.get('rule'))}, not \"R12.3\"")
-        if self.forfeited is not None:
-            self.add(n, "R12.3", f"a second forfeit record in partie {self.partie}")
-            return
-        due = self.forfeit_due
-        if due is None:
-            if self.max_faults is not None:
-                self.add(n, "R12.3", f"seat {_short(seat)} forfeits from deal {_short(k)}, but no seat reached its "
-                                     f"{self.max_faults} faults in the deal just before")
-        elif self.last_type != "deal":
-            self.add(n, "R12.3", "the forfeit record must follow the deal record of the last allowed fault")
-        else:
-            if seat != due[1]:
-                self.add(n, "R12.3", f"the forfeit names seat {_short(seat)}, but seat {due[1]} reached {self.max_faults} faults")
-            if k != due[2]:
-                self.add(n, "R12.3", f"seat {due[1]} forfeits from deal {due[2]} (the first deal not played), the record says {_short(k)}")
-            seat, k = due[1], due[2]
-        self.forfeit_due = None
-        if seat not in (0, 1, 2) or type(k) is not int or not 2 <= k <= self.deals_per_partie:
-            self.add(n, "format", f"forfeit: seat {_short(seat)} and from_deal {_short(k)} must be a seat and a deal 2..{self.deals_per_partie}")
-            return
-        self.forfeited = (seat, k)
-        n_deals = self.deals_per_partie - k + 1
-        if deals != n_deals:
-            self.add(n, "R12.3", f"forfeit from deal {k}: {n_deals} deals are forfeited, the record says {_short(deals)}")
-        expected = forfeit_payments(seat, n_deals)
-        if pay != expected:
-            self.add(n, "R12.3", f"forfeit of seat {seat} for {n_deals} deals: each is settled as its fault before a contract "
-                                 f"(R12.2, it pays each other player 10): payments {expected}, the record says {_short(pay)}")
-        if isinstance(pay, list) and len(pay) == 3 and all(type(x) is int for x in pay):
+        pay = self.forfeits.record(n, rec, self.last_type == "deal", self.add)
+        if pay is not None:
             for s in range(3):
                 self.partie_pay[s] += pay[s]
 
@@ -1090,14 +929,11 @@ class _FileCheck:
             return
         if p != self.partie:
             self.add(n, "format", f"partie_end says partie {p!r}, but partie {self.partie} is being played")
-        if self.forfeit_due is not None:
-            _line, seat, k = self.forfeit_due
-            self.add(n, "R12.3", f"partie {self.partie} ends without the forfeit record of seat {seat}, "
-                                 f"which reached {self.max_faults} faults before deal {k}")
-        if self.forfeited is not None:
-            if len(self.indexes) != self.forfeited[1] - 1:
+        expected = self.forfeits.expected_deals(n, self.partie, self.add)
+        if self.forfeits.forfeited is not None:
+            if len(self.indexes) != expected:
                 self.add(n, "R2.1", f"partie {self.partie} ends after {len(self.indexes)} deals; forfeited from deal "
-                                    f"{self.forfeited[1]} it has {self.forfeited[1] - 1}")
+                                    f"{expected + 1} it has {expected}")
         elif len(self.indexes) != self.deals_per_partie:
             self.add(n, "R2.1", f"partie {self.partie} ends after {len(self.indexes)} deals; a partie has {self.deals_per_partie}")
         totals = rec.get("totals")
@@ -1133,57 +969,20 @@ class _FileCheck:
         self.check_signature(n, rec)
 
     def check_seed(self, n: int, rec: dict) -> None:
-        """R2.2, R2.5: the footer's seed is the one committed to in the header, and every
-        partie's first deck (unless from a deck book) and every cut follow from it."""
-        if self.seed_sha256 is None:
-            return
-        seed = rec.get("seed")
-        try:
-            commit = seed_sha256(seed)
-        except TypeError:
-            self.add(n, "R2.2", f"the footer does not reveal the seed (seed {_short(seed)}): the decks cannot be checked")
-            return
-        if commit != self.seed_sha256:
-            self.add(n, "R2.2", f"the footer's seed {_short(seed)} is not the one the header committed to (its sha256 differs)")
-            return
+        """R2.2, R2.5: every deck and cut follows from the revealed seed.  Such a problem is
+        the first thing wrong on its line (a deal replayed from another deck fails anyway)."""
         before = len(self.problems)
-        for p, facts in sorted(self.seed_facts.items()):
-            ps = partie_seed(seed, p)
-            if facts["shuffle"] == "seed" and facts["first"] is not None:
-                line, codes = facts["first"]
-                expected = [str(c) for c in shuffled_deck(ps)]
-                if codes != expected:
-                    pos = next((j for j in range(32) if j >= len(codes) or codes[j] != expected[j]), 0)
-                    self.add(line, "R2.2", f"partie {p} deal 1: the deck is not the shuffle of the logged seed "
-                                           f"(partie seed {_short(ps)}; position {pos + 1} should hold {expected[pos]})")
-            for line, d, k in facts["cuts"]:
-                expected_k = seeded_cut(ps, d)
-                if k != expected_k:
-                    self.add(line, "R2.5", f"partie {p} deal {d}: cut {k}, but the logged seed gives cut {expected_k}")
-        # a deck or cut that does not follow from the seed is the first thing wrong on its line
+        self.seed.check(n, rec, self.add)
         found = self.problems[before:]
         del self.problems[before:]
         self.problems[:0] = found
 
     def check_signature(self, n: int, rec: dict) -> None:
-        """The seal's signature: valid for the footer's signer key, and by the key asked for."""
-        sig, signer, chain = rec.get("signature"), rec.get("signer"), rec.get("chain")
-        valid = False
-        if sig is not None:
-            if isinstance(signer, str) and isinstance(sig, str) and isinstance(chain, str) and verify_signature(signer, chain, sig):
-                valid = True
-                self.report.signer = signer
-            else:
-                self.add(n, "seal", f"the footer's signature does not verify with its signer key {_short(signer)}: "
-                                    "the log was changed after it was signed")
-        if self.verify is None:
-            return
-        if sig is None:
-            self.add(n, "seal", f"the log is not signed; it was asked to be verified with {self.verify}")
-        elif signer != self.verify:
-            self.add(n, "seal", f"the log is signed by {_short(signer)}, not by the key given ({self.verify})")
-        elif valid:
-            self.report.verified = True
+        problems, signer, verified = signature_problems(rec, self.verify)
+        for msg in problems:
+            self.add(n, "seal", msg)
+        self.report.signer = signer
+        self.report.verified = verified
 
 
 def validate_file(path, transcripts=None, jobs: int = 1, verify: str | None = None) -> Report:
@@ -1290,7 +1089,7 @@ def _validate_parallel(path: Path, jobs: int, verify: str | None = None) -> Repo
         rep.parties += res["parties"]
         for i, x in enumerate(res["match_totals"]):
             main.match_totals[i] += x
-        main.seed_facts.update(res["seed_facts"])
+        main.seed.facts.update(res["seed_facts"])
         prev = res
     last = results[-1]
     main.partie = last["partie"]
@@ -1345,7 +1144,7 @@ def _check_piece(bounds: tuple[int, int]) -> dict:
         "first_partie": first_partie,
         "first_line": start + 1,
         "footer": check.pending_footer,
-        "seed_facts": check.seed_facts,
+        "seed_facts": check.seed.facts,
     }
 
 
