@@ -6,7 +6,7 @@ import random
 import statistics
 import time
 
-from .partie import Partie
+from .partie import Partie, partie_seed
 
 
 def _uniform(rng: random.Random):
@@ -214,12 +214,13 @@ def write_random_log(path, deals: int = 3000, seed: int = 1) -> int:
     rng = random.Random(f"validate-bench:{seed}")
     bots = [{"seat": s, "command": "builtin:uniform", "name": "uniform", "version": "1", "exe_sha256": None} for s in range(3)]
     n = p = 0
-    with LogWriter(path, {"seed": seed, "bots": bots, "limits": {"in_process": True},
+    match_seed = f"validate-bench:{seed}"
+    with LogWriter(path, {"seed": match_seed, "bots": bots, "limits": {"in_process": True},
                           "fault_policy": {"in_process": True}}, fsync=False) as w:
         while n < deals:
             p += 1
-            partie = Partie(seed=f"validate-bench:{seed}:{p}")
-            w.partie_start(p, f"validate-bench:{seed}:{p}", partie.initial_deck)
+            partie = Partie(seed=partie_seed(match_seed, p))
+            w.partie_start(p)
             for deal in partie.iter_deals():
                 while not deal.done:
                     legal = deal.legal_actions()

@@ -33,7 +33,7 @@ from . import __version__
 from .actions import Action
 from .cards import Card, parse_deck
 from .deal import Deal
-from .partie import Partie
+from .partie import Partie, derive_seed, new_seed
 from .process import BotCommand, BotFault, BotProcess, FaultKind, encode_line
 
 BUILTIN_BOTS = ("random", "robot")
@@ -61,7 +61,7 @@ class BotSpec:
         if name in BUILTIN_BOTS and " " not in value:
             argv = [sys.executable, "-m", "bots", name]  # what `marias bot NAME` runs, without the CLI toolkit
             if name == "random":
-                argv += ["--seed", arg or str(seed)]
+                argv += ["--seed", arg or derive_seed(seed, "bot")]  # one-way: never the match seed itself
             return cls(label=value, argv=argv, builtin=name)
         try:
             argv = shlex.split(value)
@@ -87,6 +87,9 @@ class BotSpec:
         d = {"label": self.label, "command": self.argv if self.builtin is None else f"builtin:{self.builtin}"}
         if self.cwd:
             d["cwd"] = self.cwd
+        own = {k: getattr(self, k) for k in ("move_ms", "startup_ms", "bank_ms", "increment_ms") if getattr(self, k) is not None}
+        if own:
+            d["limits"] = own  # this bot's own limits (validate checks its times against them)
         return d
 
 
@@ -116,7 +119,7 @@ class FaultPolicy:
 class MatchConfig:
     bots: list[BotSpec]
     partie: int = 1
-    seed: int | str = 1
+    seed: int | str = field(default_factory=new_seed)  # a fresh secret 128-bit seed unless given
     decks: list[list[Card]] | None = None
     limits: Limits = field(default_factory=Limits)
     policy: FaultPolicy = field(default_factory=FaultPolicy)
@@ -124,6 +127,7 @@ class MatchConfig:
     transcript: bool = False
     work_dir: Path | None = None  # where stderr files go when there is no log
     keep_partie: bool = False  # keep the Partie objects in the result (tests, reports)
+    sign_key: object = None  # Ed25519 key (PEM path, raw bytes or key) that signs the log's footer
 
 
 @dataclass
@@ -361,7 +365,7 @@ class Referee:
             t_play = time.perf_counter()
             if cfg.log_path is not None:
                 from .log import LogWriter
-                self.log = LogWriter(cfg.log_path, self._header(players))
+                self.log = LogWriter(cfg.log_path, self._header(players), sign_key=cfg.sign_key)
             for i in range(cfg.partie):
                 n = i + 1
                 deck = cfg.decks[i] if cfg.decks else None
@@ -410,7 +414,7 @@ class Referee:
             if p.proc is not None and p.proc.alive and not p.proc.closed and n > 1:
                 await p.send(M.partie_start(n, p.seat, partie.n_deals, names))
         if self.log is not None:
-            self.log.partie_start(n, f"{cfg.seed}:{n}", [str(c) for c in partie.initial_deck])
+            self.log.partie_start(n, deck_book=cfg.decks is not None)
         for deal in partie.iter_deals():
             index = len(partie.deals)
             deck = list(deal.deck)

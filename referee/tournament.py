@@ -689,13 +689,13 @@ def _worker_init(parent_pid: int, close_fds: tuple[int, ...] = ()) -> None:
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="marias-parent-watch").start()
 
 
-def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path) -> dict:
+def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | None = None) -> dict:
     """Everything a worker needs to play ``unit`` (plain, picklable data)."""
     specs = [cfg.bot(n).spec(cfg.base_dir, seed=f"{cfg.seed}:{unit.id}:{n}") for n in unit.seats]
     deck = cfg.decks[unit.deck_slot] if cfg.decks is not None else None
     return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "partie": unit.partie,
             "deck": [int(c) for c in deck] if deck is not None else None, "limits": cfg.limits,
-            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl")}
+            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"), "sign_key": sign_key}
 
 
 def play_unit(job: dict) -> dict:
@@ -706,7 +706,7 @@ def play_unit(job: dict) -> dict:
         deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
         config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
                              limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]),
-                             log_path=Path(job["log"]))
+                             log_path=Path(job["log"]), sign_key=job.get("sign_key"))
         t0 = time.perf_counter()
         result = run_match(config)
         return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
@@ -918,8 +918,12 @@ class TournamentRun:
 
 
 def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
-                   interval: float = 10.0) -> TournamentRun:
-    """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM."""
+                   interval: float = 10.0, sign_key=None) -> TournamentRun:
+    """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM.
+    ``sign_key`` (an Ed25519 key: PEM path, raw bytes or key object) signs every unit's log."""
+    if sign_key is not None:
+        from .seal import signing_key_bytes
+        sign_key = signing_key_bytes(sign_key)  # plain bytes travel to the workers
     if cfg.format == HEAD_TO_HEAD:
         raise TournamentError("format head-to-head is a sequential test: run it with referee.duel.run_duel (marias duel)")
     problems = check_commands(cfg)
@@ -958,7 +962,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
             progress.message(f"resuming {out}: {done_before} of {len(units)} partie already played")
         completed: set[str] = set()
         played, failed, interrupted = _play_units(cfg, pending, logs, progress, completed.add,
-                                                  close_fds=(lock.f.fileno(),))
+                                                  close_fds=(lock.f.fileno(),), sign_key=sign_key)
         progress.finish()
         for u in pending:  # whatever was cut short leaves nothing behind (its log, its bots' stderr)
             if u.id not in completed:
@@ -967,7 +971,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
 
 
 def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
-                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = ()
+                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None
                 ) -> tuple[int, list[tuple[str, str]], bool]:
     if not pending:
         return 0, [], False
@@ -987,7 +991,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                              initializer=_worker_init, initargs=(os.getpid(), close_fds))
     try:
-        futures = {ex.submit(play_unit, unit_job(cfg, u, logs)): u.id for u in pending}
+        futures = {ex.submit(play_unit, unit_job(cfg, u, logs, sign_key)): u.id for u in pending}
         waiting = set(futures)
         progress.show(force=True)
         while waiting:
