@@ -15,12 +15,68 @@ TO_BOT = ("hello", "partie_start", "deal_start", "request", "event", "deal_end",
 #: Bot -> referee message types.
 FROM_BOT = ("hello", "action")
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+class MessageError(ValueError):
+    """A line that is not one protocol message (not UTF-8, not JSON, not a JSON object)."""
+
+
+def _make_line_encoder():
+    """``_ENCODER.encode`` without its set-up cost per call (one C encoder made once), where
+    the C accelerator exists and gives exactly the same text for a probe."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _ENCODER.encode
+    try:
+        c_encode = make(None, _ENCODER.default, json.encoder.encode_basestring, None,
+                        _ENCODER.key_separator, _ENCODER.item_separator, False, False, False)
+    except TypeError:
+        return _ENCODER.encode
+
+    def encode(message) -> str:
+        return "".join(c_encode(message, 0))
+
+    probe = {"a": [0, -7, 1.5, "é č \"\\\n\u2028", None, True, False, {}, []], "b": {"c": {"d": "x"}}, "": 2**70}
+    try:
+        same = encode(probe) == _ENCODER.encode(probe)
+    except Exception:
+        same = False
+    return encode if same else _ENCODER.encode
+
+
+#: One message as the JSON text of its line, without the newline (compact, UTF-8 kept as it is).
+encode_line = _make_line_encoder()
 
 
 def encode(message: dict) -> str:
     """One line of the protocol, with its newline."""
-    return _dumps(message) + "\n"
+    return encode_line(message) + "\n"
+
+
+def decode_line(line: bytes) -> dict | None:
+    """The message on one line (without its newline); None for a blank line.
+    Raises :class:`MessageError` saying what is wrong otherwise."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MessageError("line is not valid UTF-8") from None
+    if not text.strip():
+        return None
+    try:
+        value = _DECODER.decode(text)
+    except (ValueError, RecursionError) as exc:
+        raise MessageError(f"line is not valid JSON ({exc})") from None
+    if type(value) is not dict:
+        raise MessageError(f"expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 def decode(line: str | bytes) -> dict:
