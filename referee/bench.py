@@ -158,12 +158,10 @@ while True:
 
 
 def _referee_run(specs, partie: int, seed: int):
-    import asyncio
-
     from .match import Limits, MatchConfig, Referee
     config = MatchConfig(bots=specs, partie=partie, seed=f"bench:{seed}", limits=Limits(move_ms=10_000), keep_partie=True)
     ref = Referee(config)
-    result = asyncio.run(ref.run())
+    result = ref.run()
     if result.faults:
         raise RuntimeError(f"the benchmark's bots faulted: {result.faults[:3]}")
     decisions = sum(s.decisions for s in result.stats)

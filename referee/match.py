@@ -13,7 +13,6 @@ Bots are processes (:mod:`referee.process`); built-in bots run as
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -34,9 +33,18 @@ from .actions import Action
 from .cards import Card, parse_deck
 from .deal import Deal
 from .partie import Partie
-from .process import BotCommand, BotFault, BotProcess, FaultKind, encode_line
+from .process import BotCommand, BotFault, BotProcess, FaultKind, Poller, encode_line, open_private
+from .seat import Clock, InProcessSeat, Seat
 
 BUILTIN_BOTS = ("random", "robot")
+BYE_LINE = encode_line(M.BYE)
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``), safe to print on a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 @dataclass
@@ -48,6 +56,7 @@ class BotSpec:
     cwd: str | None = None
     env: dict[str, str] | None = None
     builtin: str | None = None
+    bot: object | None = None  # a protocol.sdk.Bot object played in this process (InProcessSeat) instead of a program
     # per-bot overrides of the match's limits (None: the match's)
     move_ms: int | None = None
     startup_ms: int | None = None
@@ -196,104 +205,102 @@ def public_action(deal: Deal, index: int, viewer: int) -> str:
 
 # ---------------------------------------------------------------- players
 class Player:
-    """One seat's bot across the match: its process, its announced name, its faults."""
+    """One seat across the match: its bot (a :class:`~referee.seat.Seat`), announced name, faults and clock."""
 
-    def __init__(self, seat: int, spec: BotSpec, config: MatchConfig, transcript_file=None):
+    def __init__(self, seat: int, spec: BotSpec, config: MatchConfig, poller: Poller, transcript_file=None):
         self.seat = seat
         self.spec = spec
         self.config = config
-        self.proc: BotProcess | None = None
+        self.poller = poller
+        self.io: Seat | None = None
         self.name = spec.label
         self.version = ""
         self.announced = False
         self.replacement = None  # in-process robot after too many faults
         self.pending_fault: BotFault | None = None  # a start-up failure, charged at the next deal
-        self.pending: list[str] = []  # informational messages not yet written, encoded (encode_line)
+        self.pending: list[str] = []  # informational lines not yet written (encode_line)
         self.faults_in_partie = 0
         self.stats = SeatStats()
-        self.bank_ms: float | None = None
+        self.clock = Clock(0)
         self._transcript_file = transcript_file
         self._limits = self._make_limits()
-        stem = config.log_path.with_suffix("") if config.log_path else (config.work_dir or Path(tempfile.gettempdir())) / "marias"
+        stem = config.log_path.with_suffix("") if config.log_path else Path(config.work_dir or tempfile.gettempdir()) / "marias"
         self.stderr_path = Path(f"{stem}.seat{seat}.stderr.log")
 
     def _transcript(self, direction: str, line: str) -> None:
-        f = self._transcript_file
-        if f is not None:
-            f.write(json.dumps({"seat": self.seat, "dir": direction, "t": round(time.time(), 6), "line": line},
-                               ensure_ascii=False) + "\n")
+        self._transcript_file.write(json.dumps({"seat": self.seat, "dir": direction, "t": round(time.time(), 6),
+                                                "line": line}, ensure_ascii=False) + "\n")
 
     @property
     def ready(self) -> bool:
-        return self.replacement is not None or (self.proc is not None and self.proc.alive and not self.proc.closed)
+        return self.io is not None and self.io.alive
 
-    async def ensure_started(self, partie_msg: dict) -> None:
-        """Start (or restart) the process, handshake, and tell it the partie; raises BotFault."""
+    def _new_seat(self) -> Seat:
         if self.replacement is not None:
-            return
-        if self.proc is not None and self.proc.alive and not self.proc.closed:
-            return
-        if self.proc is not None:
-            await self.proc.close()
-        self.pending = []  # a fresh process starts with a fresh story
+            return InProcessSeat(self.replacement, name=f"seat {self.seat}")
+        if self.spec.bot is not None:
+            return InProcessSeat(self.spec.bot, name=f"seat {self.seat}")
         lim = self.config.limits
-        env = dict(self.spec.env or {})
-        self.proc = BotProcess(BotCommand(self.spec.argv, self.spec.cwd, env or None), name=f"seat {self.seat}",
-                               stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
-                               transcript=self._transcript if self._transcript_file else None)
+        return BotProcess(BotCommand(self.spec.argv, self.spec.cwd, self.spec.env or None), name=f"seat {self.seat}",
+                          stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
+                          transcript=self._transcript if self._transcript_file else None, poller=self.poller)
+
+    def start(self) -> None:
+        """Start a fresh bot (ending the old one); raises BotFault."""
+        self.kill()
+        self.pending = []  # a fresh bot starts with a fresh story
+        self.io = self._new_seat()
         try:
-            await self.proc.start()
+            self.io.start()
         except BotFault:
-            self.proc = None
+            self.io = None
             raise
+
+    def handshake(self, partie_msg: dict) -> None:
+        """hello and its answer, then the partie; raises BotFault."""
         limits = self.limits()
-        answer, _ = await self.proc.request(M.hello(__version__, limits), limits["startup_ms"] / 1000)
+        answer, _ = self.io.request_lines([encode_line(M.hello(__version__, limits))], limits["startup_ms"] / 1000)
         if answer.get("type") != "hello":
             raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: expected a hello answer, got type {answer.get('type')!r}",
-                           json.dumps(answer)[:300])
+                           _raw(answer))
         if answer.get("protocol") != M.PROTOCOL_VERSION:
             raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: protocol {answer.get('protocol')!r} is not {M.PROTOCOL_VERSION}",
-                           json.dumps(answer)[:300])
+                           _raw(answer))
         if not self.announced:
-            self.name = str(answer.get("name") or self.spec.label)[:80]
-            self.version = str(answer.get("version") or "")[:40]
+            self.name = printable(str(answer.get("name") or self.spec.label)[:80])
+            self.version = printable(str(answer.get("version") or "")[:40])
             self.announced = True
-        await self.proc.send(partie_msg)
+        self.io.send_lines([encode_line(partie_msg)])
+
+    def ensure_started(self, partie_msg: dict) -> None:
+        if not self.ready:
+            self.start()
+            self.handshake(partie_msg)
 
     def queue(self, msg: dict) -> None:
         """An informational message, written together with the next request (or flush)."""
         self.pending.append(encode_line(msg))
 
     def queue_lines(self, lines: list[str]) -> None:
-        """Informational messages encoded already (shared with other seats that get the same lines)."""
+        """Informational lines encoded already (shared with the other seats told the same)."""
         self.pending += lines
 
-    async def flush(self) -> None:
-        """Deliver the queued informational messages; a failure is noticed at the next request."""
+    def flush(self) -> None:
+        """Deliver the queued lines; a failure is noticed (and charged) at the next request."""
         lines, self.pending = self.pending, []
-        if not lines:
-            return
-        if self.replacement is not None:
-            for line in lines:
-                m = M.decode(line)
-                hook = getattr(self.replacement, "on_" + m["type"], None)
-                if hook is not None:
-                    hook(m)
-            return
-        if self.proc is None or self.proc.closed:
-            return
-        with contextlib.suppress(BotFault):  # a dead bot is noticed (and charged) at its next request
-            await self.proc.send_lines(lines)
+        if lines and self.io is not None and not self.io.closed:
+            with contextlib.suppress(BotFault):
+                self.io.send_lines(lines)
 
-    async def send(self, msg: dict) -> None:
+    def send(self, msg: dict) -> None:
         self.queue(msg)
-        await self.flush()
+        self.flush()
 
-    async def request(self, line: str, timeout: float) -> tuple[dict, float]:
-        """The request (encoded), preceded in the same write by the queued messages."""
+    def request(self, line: str, timeout: float) -> tuple[dict, float]:
+        """The request (encoded), after the queued lines in the same write."""
         lines, self.pending = self.pending, []
         lines.append(line)
-        return await self.proc.request_lines(lines, timeout)
+        return self.io.request_lines(lines, timeout)
 
     def limits(self) -> dict:
         """The match's limits with this bot's overrides (what its hello announces)."""
@@ -307,18 +314,18 @@ class Player:
                 lim[key] = value
         return lim
 
-    def decision_limit_ms(self) -> float:
+    def new_clock(self) -> None:
         lim = self._limits
-        move = lim["move_ms"]
-        if self.bank_ms is None:
-            return move
-        self.bank_ms += lim["increment_ms"]
-        # an empty bank leaves no time at all: the flag has fallen (a timeout)
-        return max(0.0, min(move, self.bank_ms) if move else self.bank_ms)
+        self.clock = Clock(lim["move_ms"], float(lim["bank_ms"]) if lim["bank_ms"] else None, lim["increment_ms"])
 
-    async def close(self) -> None:
-        if self.proc is not None:
-            await self.proc.close()
+    def kill(self) -> None:
+        """End the bot at once (after a fault: it is sent nothing more)."""
+        if self.io is not None:
+            self.io.kill()
+
+    def close(self) -> None:
+        if self.io is not None:
+            self.io.close()
 
 
 # ---------------------------------------------------------------- the match
@@ -331,33 +338,39 @@ class Referee:
         self.request_id = 0
         self.faults: list[dict] = []
         self.log = None
-        self._transcripts = []
         self.parties: list[Partie] = []
         self.play_seconds = 0.0
 
-    async def run(self) -> MatchResult:
+    def run(self) -> MatchResult:
         cfg = self.config
         if cfg.log_path is not None:
             cfg.log_path.parent.mkdir(parents=True, exist_ok=True)
         else:
             cfg.work_dir = cfg.work_dir or Path(tempfile.mkdtemp(prefix="marias-"))
         tfiles = [None, None, None]
-        if cfg.transcript:
-            stem = cfg.log_path.with_suffix("") if cfg.log_path else cfg.work_dir / "marias"
-            tfiles = [open(f"{stem}.seat{s}.transcript.jsonl", "w", encoding="utf-8") for s in range(3)]
-            self._transcripts = tfiles
-        players = [Player(s, spec, cfg, tfiles[s]) for s, spec in enumerate(cfg.bots)]
+        poller = Poller()
+        players = [Player(s, spec, cfg, poller) for s, spec in enumerate(cfg.bots)]
         partie_totals: list[list[int]] = []
         partie_places: list[list[float]] = []
         try:
-            # handshake first so the log header can name what each bot announced
-            async def start(p: Player) -> None:
+            if cfg.transcript:
+                stem = cfg.log_path.with_suffix("") if cfg.log_path else cfg.work_dir / "marias"
+                tfiles = [open_private(f"{stem}.seat{s}.transcript.jsonl", "w") for s in range(3)]
+                for p, f in zip(players, tfiles):
+                    p._transcript_file = f
+            # the three start at once; the handshakes follow, so the log header names what each announced
+            for p in players:
                 try:
-                    await p.ensure_started(M.partie_start(1, p.seat, 12, [b.label for b in cfg.bots]))
+                    p.start()
                 except BotFault as f:
                     p.pending_fault = f  # charged at the first deal (R12.1: the bot process ended)
-
-            await asyncio.gather(*(start(p) for p in players))  # the three start at once
+            for p in players:
+                if p.pending_fault is None:
+                    try:
+                        p.handshake(M.partie_start(1, p.seat, 12, [b.label for b in cfg.bots]))
+                    except BotFault as f:
+                        p.pending_fault = f
+                        p.kill()
             t_play = time.perf_counter()
             if cfg.log_path is not None:
                 from .log import LogWriter
@@ -366,7 +379,7 @@ class Referee:
                 n = i + 1
                 deck = cfg.decks[i] if cfg.decks else None
                 partie = Partie(deck, seed=f"{cfg.seed}:{n}")
-                totals = await self._play_partie(n, partie, players)
+                totals = self._play_partie(n, partie, players)
                 partie_totals.append(totals)
                 partie_places.append(partie.places())
                 if cfg.keep_partie:
@@ -376,11 +389,12 @@ class Referee:
             if self.log is not None:
                 self.log.close()
         finally:
-            for p in players:
-                if p.proc is not None and not p.proc.closed:
+            for p in players:  # bye to all first, so that they end meanwhile
+                if p.io is not None and not p.io.closed:
                     with contextlib.suppress(BotFault):  # it is ended below either way
-                        await p.proc.send(M.BYE)
-            await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
+                        p.io.send_lines([BYE_LINE])
+            for p in players:
+                p.close()
             for f in tfiles:
                 if f is not None:
                     f.close()
@@ -399,46 +413,44 @@ class Referee:
             "fault_policy": cfg.policy.to_dict(),
         }
 
-    async def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:
+    def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:
         cfg = self.config
         names = [b.label for b in cfg.bots]
         for p in players:
             p.faults_in_partie = 0
-            p.replacement = None
-            bank = p.limits()["bank_ms"]
-            p.bank_ms = float(bank) if bank else None
-            if p.proc is not None and p.proc.alive and not p.proc.closed and n > 1:
-                await p.send(M.partie_start(n, p.seat, partie.n_deals, names))
+            if p.replacement is not None:
+                p.replacement = None
+                p.kill()  # the bot itself starts afresh at this partie's first deal
+            p.new_clock()
+            if p.ready and n > 1:
+                p.send(M.partie_start(n, p.seat, partie.n_deals, names))
         if self.log is not None:
             self.log.partie_start(n, f"{cfg.seed}:{n}", [str(c) for c in partie.initial_deck])
         for deal in partie.iter_deals():
             index = len(partie.deals)
             deck = list(deal.deck)
-            times = await self._play_deal(n, index, partie.cuts[-1], deal, players, partie)
+            times = self._play_deal(n, index, partie.cuts[-1], deal, players, partie)
             if self.log is not None:
                 self.log.deal(n, index, deal, partie.cuts[-1], [str(c) for c in deck], times)
         totals = partie.totals()
         places = partie.places()
         for p in players:
-            await p.send(M.partie_end(n, totals, places))
+            p.send(M.partie_end(n, totals, places))
         if self.log is not None:
             self.log.partie_end(n, totals, places)
         return totals
 
-    async def _play_deal(self, n: int, index: int, cut: int | None, deal: Deal, players: list[Player], partie: Partie) -> list[float]:
-        cfg = self.config
-        names = [b.label for b in cfg.bots]
+    def _play_deal(self, n: int, index: int, cut: int | None, deal: Deal, players: list[Player], partie: Partie) -> list[float]:
+        names = [b.label for b in self.config.bots]
         times: list[float] = []
-        # make sure every seat has a working bot; a bot that cannot start faults this deal
+        # every seat needs a working bot; a bot that cannot start faults this deal
         for p in players:
             if p.pending_fault is not None:
                 f, p.pending_fault = p.pending_fault, None
                 self._fault(deal, p, f, n, index)
                 break
-            if p.ready:
-                continue
             try:
-                await p.ensure_started(M.partie_start(n, p.seat, partie.n_deals, names))
+                p.ensure_started(M.partie_start(n, p.seat, partie.n_deals, names))
             except BotFault as f:
                 self._fault(deal, p, f, n, index)
                 break
@@ -451,30 +463,18 @@ class Referee:
             legal = deal.legal_actions()
             texts = [a.code for a in legal]
             decision = deal.decision
-            if p.replacement is not None:
-                await p.flush()
-                t0 = time.perf_counter()
-                try:
-                    choice = p.replacement.decide(decision, deal.view(seat), texts)
-                    action = legal[texts.index(choice)]
-                except Exception as e:  # the stand-in must never stop the match
-                    self.progress(f"partie {n} deal {index}: replacement robot failed ({e!r}); first legal action taken")
-                    action = legal[0]
-                ms = (time.perf_counter() - t0) * 1000
-            else:
-                self.request_id += 1
-                rid = self.request_id
-                limit_ms = p.decision_limit_ms()
-                line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
-                try:
-                    answer, elapsed = await p.request(line, limit_ms / 1000)
-                    action = self._check_answer(answer, rid, legal, seat, elapsed)
-                except BotFault as f:
-                    self._fault(deal, p, f, n, index)
-                    break
-                ms = elapsed * 1000
-                if p.bank_ms is not None:
-                    p.bank_ms -= ms
+            self.request_id += 1
+            rid = self.request_id
+            limit_ms = p.clock.limit_ms()
+            line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
+            try:
+                answer, elapsed = p.request(line, limit_ms / 1000)
+                action = self._check_answer(answer, rid, legal, seat, elapsed)
+            except BotFault as f:
+                self._fault(deal, p, f, n, index)
+                break
+            ms = elapsed * 1000
+            p.clock.spend(ms)
             p.stats.add_time(ms)
             times.append(round(ms, 3))
             before_tricks = len(deal.tricks)
@@ -490,7 +490,7 @@ class Referee:
         result = deal.result.to_dict()
         for p in players:
             p.queue(M.deal_end(n, index, p.seat, deal.view(p.seat), result))
-            await p.flush()
+            p.flush()
         return times
 
     def _check_answer(self, answer: dict, rid: int, legal: list[Action], seat: int, elapsed: float) -> Action:
@@ -515,9 +515,7 @@ class Referee:
         p.faults_in_partie += 1
         self.faults.append({"partie": n, "deal": index, "seat": p.seat, "kind": kind, "message": f.message})
         self.progress(f"partie {n} deal {index}: seat {p.seat} fault {kind}: {f.message}")
-        # whatever state the process is in, it starts afresh for the next deal
-        if p.proc is not None:
-            p.proc.kill()
+        p.kill()  # whatever state the bot is in, it starts afresh for the next deal
         if p.faults_in_partie >= self.config.policy.max_faults and p.replacement is None:
             import bots
             p.replacement = bots.make("robot")
@@ -588,4 +586,4 @@ def request_line(rid: int, n: int, index: int, decision: str, view: dict, texts:
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None] | None = None) -> MatchResult:
-    return asyncio.run(Referee(config, progress).run())
+    return Referee(config, progress).run()
