@@ -145,8 +145,12 @@ def deal_end(partie: int, deal: int, seat: int, view: dict, result: dict) -> dic
     return {"type": "deal_end", "partie": partie, "deal": deal, "seat": seat, "view": view, "result": result}
 
 
-def partie_end(partie: int, totals: list[int], places: list[float]) -> dict:
-    return {"type": "partie_end", "partie": partie, "totals": totals, "places": places}
+def partie_end(partie: int, totals: list[int], places: list[float], forfeit: dict | None = None) -> dict:
+    """``forfeit``: ``{"seat": S, "from_deal": K}`` when seat S forfeited the partie from deal K (R12.3)."""
+    msg = {"type": "partie_end", "partie": partie, "totals": totals, "places": places}
+    if forfeit is not None:
+        msg["forfeit"] = forfeit
+    return msg
 
 
 BYE = {"type": "bye"}

@@ -64,7 +64,7 @@ def match(
     startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time limit for a bot to start and answer hello, in ms."),
     bank: Optional[int] = typer.Option(None, "--bank", min=1, help="Optional per-partie time bank in ms (a decision may use at most min(move time, bank))."),
     increment: int = typer.Option(0, "--increment", min=0, help="Added to the bank at each decision, in ms."),
-    max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie before a bot is replaced by the built-in robot (R12.3)."),
+    max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie after which a bot forfeits the rest of it: each deal left is settled as its fault before a contract (R12.3)."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Folder for the match log (JSON Lines), bots' stderr and transcripts."),
     transcript: bool = typer.Option(False, "--transcript", help="Keep every line sent to and received from each seat (next to the log)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),

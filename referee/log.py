@@ -36,7 +36,7 @@ FORMAT = "marias-log"
 FORMAT_VERSION = 1
 #: The rulebook these logs follow: the date it was fixed and the start of the
 #: sha256 of RULES.md (R1–R12) at that time; tests/test_log.py checks it still matches.
-RULES_VERSION = "2026-11-30 sha256:91f56287c4bb"
+RULES_VERSION = "2026-12-01 sha256:4078bc8b3f96"
 DEALS_PER_PARTIE = 12
 BLOCKS = (7, 5, 5, 5, 5, 5)
 
@@ -208,6 +208,14 @@ class LogWriter:
     def deal(self, partie: int, index: int, deal: "Deal", cut: int | None, deck: list,
              times_ms: list[float] | None = None) -> None:
         self._write(deal_record(partie, index, deal, cut, deck, times_ms))
+        self._sync()
+
+    def forfeit(self, partie: int, seat: int, from_deal: int, deals: int, payments: list[int]) -> None:
+        """R12.3: ``seat`` forfeited the rest of the partie from deal ``from_deal`` (1-based);
+        ``payments``: what its ``deals`` forfeited deals paid each seat, together (R12.2).
+        Written right after the deal that brought the last fault."""
+        self._write({"type": "forfeit", "partie": partie, "seat": seat, "from_deal": from_deal, "deals": deals,
+                     "payments": list(payments), "rule": "R12.3"})
         self._sync()
 
     def partie_end(self, partie: int, totals: list[int], places: list[float]) -> None:

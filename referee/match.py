@@ -5,7 +5,7 @@ move with his seat's view and the complete list of legal actions, checks the
 answer, applies it and tells every seat what it may see.  A breach (R12.1) ends
 the deal and is settled by the engine (R12.2); a bot that died or misbehaved is
 started afresh for the next deal, and after ``max_faults`` faults in a partie it
-is replaced by the built-in robot for the rest of that partie (R12.3).
+forfeits the rest of that partie (R12.3): nobody plays for it.
 
 Bots are processes (:mod:`referee.process`); built-in bots run as
 ``marias bot NAME`` so they take exactly the path of an external bot.
@@ -115,10 +115,10 @@ class Limits:
 
 @dataclass
 class FaultPolicy:
-    max_faults: int = 3  # faults in a partie before the bot is replaced by the robot (R12.3)
+    max_faults: int = 3  # faults in a partie after which the bot forfeits the rest of it (R12.3)
 
     def to_dict(self) -> dict:
-        return {"max_faults": self.max_faults, "replacement": "robot", "restart": "next deal"}
+        return {"max_faults": self.max_faults, "after_max_faults": "forfeit", "restart": "next deal"}
 
 
 @dataclass
@@ -141,7 +141,7 @@ class SeatStats:
     total_ms: float = 0.0
     max_ms: float = 0.0
     faults: dict[str, int] = field(default_factory=dict)
-    replaced_in: list[int] = field(default_factory=list)
+    forfeited: list[dict] = field(default_factory=list)  # {"partie": P, "from_deal": K} (R12.3)
 
     def add_time(self, ms: float) -> None:
         self.decisions += 1
@@ -151,7 +151,7 @@ class SeatStats:
 
     def to_dict(self) -> dict:
         return {"decisions": self.decisions, "mean_ms": round(self.total_ms / self.decisions, 3) if self.decisions else 0.0,
-                "max_ms": round(self.max_ms, 3), "faults": dict(self.faults), "replaced_in_partie": list(self.replaced_in)}
+                "max_ms": round(self.max_ms, 3), "faults": dict(self.faults), "forfeited": [dict(f) for f in self.forfeited]}
 
 
 @dataclass
@@ -216,7 +216,6 @@ class Player:
         self.name = spec.label
         self.version = ""
         self.announced = False
-        self.replacement = None  # in-process robot after too many faults
         self.pending_fault: BotFault | None = None  # a start-up failure, charged at the next deal
         self.pending: list[str] = []  # informational lines not yet written (encode_line)
         self.faults_in_partie = 0
@@ -236,8 +235,6 @@ class Player:
         return self.io is not None and self.io.alive
 
     def _new_seat(self) -> Seat:
-        if self.replacement is not None:
-            return InProcessSeat(self.replacement, name=f"seat {self.seat}")
         if self.spec.bot is not None:
             return InProcessSeat(self.spec.bot, name=f"seat {self.seat}")
         lim = self.config.limits
@@ -418,24 +415,26 @@ class Referee:
         names = [b.label for b in cfg.bots]
         for p in players:
             p.faults_in_partie = 0
-            if p.replacement is not None:
-                p.replacement = None
-                p.kill()  # the bot itself starts afresh at this partie's first deal
             p.new_clock()
             if p.ready and n > 1:
                 p.send(M.partie_start(n, p.seat, partie.n_deals, names))
         if self.log is not None:
             self.log.partie_start(n, f"{cfg.seed}:{n}", [str(c) for c in partie.initial_deck])
+        max_faults = cfg.policy.max_faults
+        forfeit = None
         for deal in partie.iter_deals():
             index = len(partie.deals)
             deck = list(deal.deck)
             times = self._play_deal(n, index, partie.cuts[-1], deal, players, partie)
             if self.log is not None:
                 self.log.deal(n, index, deal, partie.cuts[-1], [str(c) for c in deck], times)
+            out = [p for p in players if p.faults_in_partie >= max_faults]
+            if out and index < partie.n_deals:
+                forfeit = self._forfeit(n, partie, out[0])
         totals = partie.totals()
         places = partie.places()
         for p in players:
-            p.send(M.partie_end(n, totals, places))
+            p.send(M.partie_end(n, totals, places, forfeit))
         if self.log is not None:
             self.log.partie_end(n, totals, places)
         return totals
@@ -516,11 +515,16 @@ class Referee:
         self.faults.append({"partie": n, "deal": index, "seat": p.seat, "kind": kind, "message": f.message})
         self.progress(f"partie {n} deal {index}: seat {p.seat} fault {kind}: {f.message}")
         p.kill()  # whatever state the bot is in, it starts afresh for the next deal
-        if p.faults_in_partie >= self.config.policy.max_faults and p.replacement is None:
-            import bots
-            p.replacement = bots.make("robot")
-            p.stats.replaced_in.append(n)
-            self.progress(f"partie {n}: seat {p.seat} replaced by the built-in robot after {p.faults_in_partie} faults (R12.3)")
+
+    def _forfeit(self, n: int, partie: Partie, p: Player) -> dict:
+        """R12.3: ``p`` has faulted ``max_faults`` times in this partie and forfeits the rest of it."""
+        f = partie.forfeit(p.seat)
+        if self.log is not None:
+            self.log.forfeit(n, f.seat, f.from_deal, f.deals, f.totals)
+        p.stats.forfeited.append({"partie": n, "from_deal": f.from_deal})
+        self.progress(f"partie {n}: seat {p.seat} forfeits deals {f.from_deal}-{partie.n_deals} after "
+                      f"{p.faults_in_partie} faults (R12.3: {f.totals[p.seat]} groše)")
+        return {"seat": f.seat, "from_deal": f.from_deal}
 
 
 def _raw(answer: dict) -> str:
