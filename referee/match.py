@@ -33,7 +33,8 @@ from .actions import Action
 from .cards import Card, parse_deck
 from .deal import Deal
 from .partie import Partie
-from .process import BotCommand, BotFault, BotProcess, FaultKind, Poller, encode_line, open_private
+from .faults import BotFault, FaultKind
+from .process import BotCommand, BotProcess, Poller, encode_line, open_private
 from .seat import Clock, InProcessSeat, Seat
 
 BUILTIN_BOTS = ("random", "robot")

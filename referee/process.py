@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import enum
 import math
 import os
 import select
@@ -31,75 +30,18 @@ from typing import Callable
 
 from protocol.messages import MessageError, decode_line, encode_line
 
+from .faults import BotFault, FaultKind, evidence, tail_evidence
+
 __all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "open_private",
-           "kill_process_group", "kill_process_group_now", "kill_all_bots", "encode_line"]
+           "kill_process_group_now", "kill_all_bots", "encode_line"]
 
 _CHUNK = 65536
-_EVIDENCE_CHARS = 300  # evidence is cut to this many characters, well under 4 KB of UTF-8
 _STDERR_TAIL = 4096
 _IN, _OUT = select.POLLIN, select.POLLOUT
 
 #: Set to False (e.g. by tests) to notice exits by polling ``waitid`` every few ms instead of a pidfd.
 _USE_PIDFD = hasattr(os, "pidfd_open")
 _EXIT_TICK = 0.02  # seconds between exit checks without a pidfd
-
-
-class FaultKind(str, enum.Enum):
-    """Why a bot failed to give a usable answer."""
-
-    ILLEGAL = "illegal"  # used by the layer above
-    MALFORMED = "malformed"  # line is not a JSON object / not UTF-8
-    WRONG_ID = "wrong-id"  # used by the layer above
-    UNEXPECTED = "unexpected"  # a line nobody asked for, or of the wrong type
-    TIMEOUT = "timeout"  # no complete line within the limit
-    EXIT = "exit"  # the process ended
-    CLOSED = "closed"  # stdout reached EOF while the process still runs
-    LINE_TOO_LONG = "line-too-long"
-    START = "start"  # the program could not be started
-
-    def __str__(self) -> str:  # "timeout" rather than "FaultKind.TIMEOUT"
-        return self.value
-
-
-def _evidence(raw: bytes | bytearray | str | None) -> str:
-    """The first 300 characters of ``raw``, with "…(N bytes)" (its whole length) if cut."""
-    if not raw:
-        return ""
-    if isinstance(raw, str):
-        if len(raw) <= _EVIDENCE_CHARS:
-            return raw
-        return raw[:_EVIDENCE_CHARS] + f"…({len(raw.encode('utf-8', 'replace'))} bytes)"
-    head = bytes(raw[: _EVIDENCE_CHARS * 4]).decode("utf-8", "replace")
-    if len(raw) <= _EVIDENCE_CHARS * 4 and len(head) <= _EVIDENCE_CHARS:
-        return head
-    return head[:_EVIDENCE_CHARS] + f"…({len(raw)} bytes)"
-
-
-def _tail_evidence(raw: bytes | bytearray) -> str:
-    """The last 300 characters of ``raw`` (used for stderr output)."""
-    text = bytes(raw).decode("utf-8", "replace")
-    if len(text) <= _EVIDENCE_CHARS:
-        return text
-    return f"…(last {_EVIDENCE_CHARS} chars) " + text[-_EVIDENCE_CHARS:]
-
-
-class BotFault(Exception):
-    """A bot did not produce a usable answer (or could not even run)."""
-
-    def __init__(self, kind: FaultKind, message: str, evidence: str = "", elapsed: float = 0.0) -> None:
-        super().__init__(f"{kind.value}: {message}")
-        self.kind = FaultKind(kind)
-        self.message = message
-        self.evidence = evidence
-        self.elapsed = elapsed
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind.value, "message": self.message, "evidence": self.evidence,
-                "elapsed": round(self.elapsed, 6)}
-
-    def __repr__(self) -> str:
-        return (f"BotFault(kind={self.kind.value!r}, message={self.message!r}, "
-                f"evidence={self.evidence!r}, elapsed={self.elapsed:.6f})")
 
 
 @dataclass
@@ -153,19 +95,6 @@ def kill_process_group_now(pgid: int, sig: int = signal.SIGKILL) -> bool:
     except OSError:
         return False
     return True
-
-
-def kill_process_group(pgid: int, grace: float = 0.2) -> None:
-    """SIGTERM the group, give it ``grace`` seconds, then SIGKILL it (never raises).
-    Zombie members still count for ``killpg``, so then it waits the whole grace."""
-    if not kill_process_group_now(pgid, signal.SIGTERM):
-        return
-    deadline = time.monotonic() + max(grace, 0.0)
-    while time.monotonic() < deadline:
-        time.sleep(0.01)
-        if not kill_process_group_now(pgid, 0):
-            return
-    kill_process_group_now(pgid, signal.SIGKILL)
 
 
 def kill_all_bots() -> None:
@@ -496,20 +425,20 @@ class BotProcess:
 
     def _exit_fault(self, elapsed: float) -> BotFault:
         self._pump_stderr()
-        evidence = _evidence(self._buf) if self._buf else _tail_evidence(self._stderr_tail)
+        evidence = evidence(self._buf) if self._buf else tail_evidence(self._stderr_tail)
         return BotFault(FaultKind.EXIT, f"{self.name}: {_describe_returncode(self._returncode)}", evidence, elapsed)
 
     def _eof_fault(self, start: float) -> BotFault:
         if self._wait_exit(self.eof_exit_wait):
             return self._exit_fault(time.monotonic() - start)
         return BotFault(FaultKind.CLOSED, f"{self.name}: bot closed its standard output but is still running",
-                        _evidence(self._buf), time.monotonic() - start)
+                        evidence(self._buf), time.monotonic() - start)
 
     def _broken_pipe_fault(self) -> BotFault:
         if self._wait_exit(self.eof_exit_wait):
             return self._exit_fault(0.0)
         return BotFault(FaultKind.EXIT, f"{self.name}: bot closed its standard input (broken pipe)",
-                        _tail_evidence(self._stderr_tail))
+                        tail_evidence(self._stderr_tail))
 
     # ------------------------------------------------------------------- send
 
@@ -517,10 +446,6 @@ class BotProcess:
         """Write ``message`` as one JSON line.  ``timeout`` bounds the wait for room in the
         pipe (a bot that does not read); None means ``write_timeout`` (None: no limit)."""
         self.send_lines([encode_line(message)], timeout)
-
-    def send_many(self, messages, timeout: float | None = None) -> None:
-        """Write several messages, one JSON line each, with a single write."""
-        self.send_lines([encode_line(m) for m in messages], timeout)
 
     def send_lines(self, lines: list[str], timeout: float | None = None) -> None:
         """Write lines encoded already (:func:`encode_line`, no newline) with one ``os.write``
@@ -582,7 +507,7 @@ class BotProcess:
                 self._eof = True
         if self._buf.strip():
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
-                           _evidence(self._buf))
+                           evidence(self._buf))
 
     def _read_chunk(self) -> bytes | None:
         """What stdout holds now: bytes, ``b""`` at EOF, None if nothing yet."""
@@ -628,11 +553,11 @@ class BotProcess:
             read_first = True
             if not self._wait_for(self._stdout, _IN, deadline) and not self._exited:
                 raise BotFault(FaultKind.TIMEOUT, f"{self.name}: no complete line within {timeout:g} s",
-                               _evidence(buf), time.monotonic() - start)
+                               evidence(buf), time.monotonic() - start)
 
     def _too_long(self, data, start: float) -> BotFault:
         return BotFault(FaultKind.LINE_TOO_LONG, f"{self.name}: line longer than {self.max_line} bytes",
-                        _evidence(data), time.monotonic() - start)
+                        evidence(data), time.monotonic() - start)
 
     def _take_line(self, start: float) -> bytes | None:
         """Remove and return the next complete line from the buffer (None: no complete line);
@@ -672,7 +597,7 @@ class BotProcess:
         try:
             return decode_line(line)
         except MessageError as exc:
-            raise BotFault(FaultKind.MALFORMED, f"{self.name}: {exc}", _evidence(line),
+            raise BotFault(FaultKind.MALFORMED, f"{self.name}: {exc}", evidence(line),
                            time.monotonic() - start) from None
 
     # ------------------------------------------------------------------ close

@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from protocol.messages import PROTOCOL_VERSION, MessageError, decode_line, encode_line
 
-from .process import BotFault, FaultKind, _evidence
+from .faults import BotFault, FaultKind, evidence
 
 
 @runtime_checkable
@@ -107,11 +107,11 @@ class InProcessSeat:
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: the last line was not a request", "", elapsed)
         if timeout_s is not None and elapsed > timeout_s:
             raise BotFault(FaultKind.TIMEOUT, f"{self.name}: answered after {elapsed:.3f} s, the limit is {timeout_s:g} s",
-                           _evidence(answer), elapsed)
+                           evidence(answer), elapsed)
         try:
             message = decode_line(answer.encode("utf-8"))
         except MessageError as exc:
-            raise BotFault(FaultKind.MALFORMED, f"{self.name}: {exc}", _evidence(answer), elapsed) from None
+            raise BotFault(FaultKind.MALFORMED, f"{self.name}: {exc}", evidence(answer), elapsed) from None
         return message, elapsed
 
     def _usable(self) -> None:
@@ -139,7 +139,7 @@ class InProcessSeat:
         except Exception as exc:  # noqa: BLE001 - whatever the bot raises is its fault
             tail = "".join(traceback.format_exception(exc)[-3:])
             self._failure = BotFault(FaultKind.EXIT, f"{self.name}: the bot raised {type(exc).__name__}: {exc}",
-                                     _evidence(tail))
+                                     evidence(tail))
         return None
 
 

@@ -15,6 +15,7 @@ import textwrap
 import pytest
 
 from referee import process as process_mod
+from referee.faults import evidence
 from referee.process import BotCommand, BotFault, BotProcess, FaultKind
 
 PY = sys.executable
@@ -568,9 +569,9 @@ def test_use_after_close_and_context_manager():
 
 def test_bot_fault_evidence_truncation_and_dict():
     text = "á" * 1000
-    ev = process_mod._evidence(text.encode())
+    ev = evidence(text.encode())
     assert ev == "á" * 300 + "…(2000 bytes)"
-    assert process_mod._evidence(b"short") == "short"
+    assert evidence(b"short") == "short"
     fault = BotFault(FaultKind.TIMEOUT, "too slow", ev, 1.25)
     assert fault.to_dict() == {
         "kind": "timeout",
