@@ -287,6 +287,28 @@ def test_malformed_lines(payload, evidence):
     main()
 
 
+def test_integer_beyond_64_bits_is_malformed():
+    code = """
+        import sys
+        sys.stdin.readline()
+        sys.stdout.write('{"type":"action","id":99999999999999999999,"action":"play:Ah"}\\n')
+        sys.stdout.flush()
+        sys.stdin.readline()
+    """
+
+    def main():
+        bot = make_bot(code)
+        bot.start()
+        try:
+            fault = expect_fault(lambda: bot.request({"id": 1}, 5.0), FaultKind.MALFORMED)
+            assert "99999999999999999999 does not fit in 64 bits" in fault.message
+            assert "99999999999999999999" in fault.evidence
+        finally:
+            bot.close()
+
+    main()
+
+
 def test_huge_line_without_newline_is_line_too_long():
     code = """
         import sys
