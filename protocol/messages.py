@@ -147,8 +147,10 @@ def laid_event(seat: int, cards: list[str]) -> dict:
     return {"kind": "laid", "seat": seat, "cards": cards}
 
 
-def fault_event(seat: int, fault: str, message: str) -> dict:
-    return {"kind": "fault", "seat": seat, "fault": fault, "message": message}
+def fault_event(seat: int, fault: str) -> dict:
+    """Who faulted and the kind of fault, never the faulting bot's text (a fault must not carry
+    a message to the other seats; the log keeps the evidence)."""
+    return {"kind": "fault", "seat": seat, "fault": fault, "message": f"seat {seat} faulted ({fault})"}
 
 
 def deal_end(partie: int, deal: int, seat: int, view: dict, result: dict) -> dict:

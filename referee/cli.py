@@ -45,6 +45,7 @@ def selfplay(
     typer.echo(tabulate(partie_summary(partie, names), headers="keys", tablefmt="simple"))
     if log_path is not None:
         typer.echo(f"\nlog: {log_path}")
+    typer.echo(f"bots' stderr: {result.stderr_dir}")
 
 
 def _three(items: List[str]) -> List[str]:
@@ -112,6 +113,7 @@ def match(
     typer.echo(tabulate(seat_rows(result), headers="keys", tablefmt="simple"))
     if log_path is not None:
         typer.echo(f"\nlog: {log_path}")
+    typer.echo(f"bots' stderr: {result.stderr_dir}")
 
 
 # ------------------------------------------------------------------ strength

@@ -33,7 +33,7 @@ from .actions import Action
 from .cards import Card, parse_deck
 from .deal import Deal
 from .partie import Partie
-from .faults import BotFault, FaultKind
+from .faults import BotFault, FaultKind, evidence
 from .process import BotCommand, BotProcess, Poller, encode_line, open_private
 from .seat import Clock, InProcessSeat, Seat
 
@@ -164,6 +164,7 @@ class MatchResult:
     log_path: Path | None
     faults: list[dict]
     parties: list[Partie] = field(default_factory=list)
+    stderr_dir: Path | None = None  # where the bots' stderr files (<stem>.seatN.stderr.log) are
 
     @property
     def totals(self) -> list[int]:
@@ -172,7 +173,8 @@ class MatchResult:
     def to_dict(self) -> dict:
         return {"names": self.names, "partie_totals": self.partie_totals, "partie_places": self.partie_places,
                 "totals": self.totals, "seats": [s.to_dict() for s in self.stats],
-                "faults": self.faults, "log": str(self.log_path) if self.log_path else None}
+                "faults": self.faults, "log": str(self.log_path) if self.log_path else None,
+                "stderr_dir": str(self.stderr_dir) if self.stderr_dir else None}
 
 
 def load_decks(path: str | os.PathLike) -> list[list[Card]]:
@@ -342,9 +344,10 @@ class Referee:
     def run(self) -> MatchResult:
         cfg = self.config
         if cfg.log_path is not None:
-            cfg.log_path.parent.mkdir(parents=True, exist_ok=True)
-        else:
-            cfg.work_dir = cfg.work_dir or Path(tempfile.mkdtemp(prefix="marias-"))
+            cfg.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        elif cfg.work_dir is None:  # a folder of its own (0700), named in the result
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            cfg.work_dir = Path(tempfile.mkdtemp(prefix=f"marias-match-{stamp}-"))
         tfiles = [None, None, None]
         poller = Poller()
         players = [Player(s, spec, cfg, poller) for s, spec in enumerate(cfg.bots)]
@@ -397,7 +400,7 @@ class Referee:
                 if f is not None:
                     f.close()
         return MatchResult([p.name for p in players], partie_totals, partie_places, [p.stats for p in players],
-                           cfg.log_path, self.faults, self.parties)
+                           cfg.log_path, self.faults, self.parties, players[0].stderr_path.parent)
 
     def _header(self, players: list[Player]) -> dict:
         cfg = self.config
@@ -484,7 +487,7 @@ class Referee:
                 q.queue_lines(lines)
         if deal.fault_info is not None:
             fi = deal.fault_info
-            line = encode_line(M.event(n, index, M.fault_event(fi.seat, fi.kind, fi.message)))
+            line = encode_line(M.event(n, index, M.fault_event(fi.seat, fi.kind)))
             for q in players:
                 q.queue_lines([line])
         result = deal.result.to_dict()
@@ -495,17 +498,18 @@ class Referee:
 
     def _check_answer(self, answer: dict, rid: int, legal: list[Action], seat: int, elapsed: float) -> Action:
         if answer.get("type") != "action":
-            raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {answer.get('type')!r}",
+            raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {_shown(answer.get('type'))}",
                            _raw(answer), elapsed)
-        if answer.get("id") != rid:
-            raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {answer.get('id')!r} is not the request id {rid}",
-                           _raw(answer), elapsed)
+        got = answer.get("id")
+        if type(got) is not int or got != rid:  # 11.0 and true are not JSON integers
+            raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {_shown(got)} is not the request id {rid} "
+                           "(a JSON integer)", _raw(answer), elapsed)
         text = answer.get("action")
         if isinstance(text, str):
             for action in legal:
                 if action.code == text:
                     return action
-        raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {text!r} is not one of the {len(legal)} legal actions",
+        raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {_shown(text)} is not one of the {len(legal)} legal actions",
                        _raw(answer), elapsed)
 
     def _fault(self, deal: Deal, p: Player, f: BotFault, n: int, index: int) -> None:
@@ -529,8 +533,14 @@ class Referee:
 
 
 def _raw(answer: dict) -> str:
-    """The evidence of a bad answer: its first 300 characters."""
-    return json.dumps(answer, ensure_ascii=False)[:300]
+    """The evidence of a bad answer: its first 300 characters, and its length if longer."""
+    return evidence(json.dumps(answer, ensure_ascii=False))
+
+
+def _shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (the evidence keeps more)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"…({len(text)} chars)"
 
 
 def deal_events(deal: Deal, decision: str, before_tricks: int, before_hl: int, viewer: int) -> list[dict]:

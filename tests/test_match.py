@@ -88,6 +88,9 @@ CASES = [
     ("huge-line", "line-too-long", 5, 5000),
     ("close-stdout", "closed", 5, 1500),
     ("child-keeps-pipe", "exit", 5, 1500),
+    ("early", "unexpected", 5, 1500),
+    ("float-id", "wrong-id", 5, 1500),
+    ("huge-illegal", "illegal", 5, 1500),
 ]
 
 
@@ -219,3 +222,52 @@ def test_partie_forfeit_settles_every_deal_left_as_a_fault_before_a_contract():
     next(fresh.iter_deals())
     with pytest.raises(ValueError, match="between deals"):
         fresh.forfeit(0)
+
+
+def test_a_fault_tells_the_others_who_and_what_never_the_answer_and_the_evidence_is_capped(tmp_path):
+    config = MatchConfig(
+        bots=[faulty("huge-illegal", 3, once=tmp_path / "once"), BotSpec.parse("random", seed="a"), BotSpec.parse("random", seed="b")],
+        partie=1, seed="7", transcript=True, log_path=tmp_path / "logs" / "m.jsonl",
+    )
+    result = run_match(config)
+    (fault,) = result.faults
+    assert fault["kind"] == "illegal" and len(fault["message"]) < 200
+    (deal,) = [r for r in log_records(result.log_path) if r["type"] == "deal" and r["faults"]]
+    (logged,) = deal["faults"]
+    assert len(logged["evidence"].encode()) <= 4096
+    assert logged["evidence"].startswith('{"type": "action", "id": ') and "900" in logged["evidence"][-20:]
+    assert logged["evidence"].endswith(f"…({900_000 + len(logged['evidence'].split('xxx')[0]) + 2} bytes)")
+    for seat in (1, 2):
+        lines = (tmp_path / "logs" / f"m.seat{seat}.transcript.jsonl").read_text().splitlines()
+        events = [json.loads(json.loads(x)["line"]) for x in lines]
+        (ev,) = [m["event"] for m in events if m["type"] == "event" and m["event"]["kind"] == "fault"]
+        assert ev == {"kind": "fault", "seat": 0, "fault": "illegal", "message": "seat 0 faulted (illegal)"}
+    # the bots' files are the user's alone
+    for path in [*(tmp_path / "logs").glob("*.stderr.log"), *(tmp_path / "logs").glob("*.transcript.jsonl")]:
+        assert path.stat().st_mode & 0o777 == 0o600, path
+
+
+def test_a_hello_name_reaches_the_console_with_control_characters_escaped(tmp_path):
+    spec = faulty("ok")
+    spec.env = {"FAULTY_NAME": "evil\x1b[2J\x07bot"}
+    result = play(spec, tmp_path)
+    assert result.names[0] == "evil\\x1b[2J\\x07bot"
+    assert "\x1b" not in result.names[0]
+
+
+def test_without_a_log_the_stderr_files_are_in_a_named_private_folder(tmp_path):
+    import subprocess
+    r = subprocess.run([sys.executable, "-m", "referee.cli", "match", "-b", "random", "-b", "random", "-b",
+                        f"{sys.executable} -c 'import sys; sys.stderr.write(\"hi\\n\"); sys.exit(1)'", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    line = [x for x in r.stdout.splitlines() if x.startswith("bots' stderr: ")][-1]
+    folder = Path(line.removeprefix("bots' stderr: "))
+    try:
+        assert folder.is_dir() and folder.name.startswith("marias-match-")
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert (folder / "marias.seat2.stderr.log").read_text().startswith("hi\n")
+        assert (folder / "marias.seat2.stderr.log").stat().st_mode & 0o777 == 0o600
+    finally:
+        import shutil
+        shutil.rmtree(folder, ignore_errors=True)

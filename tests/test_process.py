@@ -287,6 +287,28 @@ def test_malformed_lines(payload, evidence):
     main()
 
 
+def test_an_answer_written_before_its_request_is_unexpected_even_with_the_right_id():
+    code = """
+        import sys
+        sys.stdin.readline()
+        sys.stdout.write('{"id":1}\\n{"id":2}\\n')  # answers request 2 before it is sent
+        sys.stdout.flush()
+        sys.stdin.readline()
+    """
+
+    def main():
+        bot = make_bot(code)
+        bot.start()
+        try:
+            assert bot.request({"id": 1}, 5.0)[0] == {"id": 1}
+            fault = expect_fault(lambda: bot.request({"id": 2}, 5.0), FaultKind.UNEXPECTED)
+            assert fault.evidence == '{"id":2}\n'
+        finally:
+            bot.close()
+
+    main()
+
+
 def test_integer_beyond_64_bits_is_malformed():
     code = """
         import sys
