@@ -223,13 +223,14 @@ def bench_engine(
 
 @bench_app.command("referee")
 def bench_referee(
-    partie: int = typer.Option(10, help="Partie to play with three external random bots."),
+    partie: int = typer.Option(10, min=1, help="Partie per run (12 deals each)."),
+    runs: int = typer.Option(5, min=1, help="Runs with trivial bots; the minimum CPU per decision is reported."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """Deals per second with three external random bots, and the cost per decision as a ratio to a raw round trip through a trivial echo process, measured in the same run."""
+    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs; plus deals per second with three external random bots and a raw echo round trip, for context."""
     from . import bench
 
-    _print_bench(bench.referee(partie=partie), as_json)
+    _print_bench(bench.referee(partie=partie, runs=runs), as_json)
 
 
 @bench_app.command("validate")

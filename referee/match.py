@@ -340,6 +340,7 @@ class Referee:
         self.log = None
         self.parties: list[Partie] = []
         self.play_seconds = 0.0
+        self.play_cpu_seconds = 0.0  # the referee process's own CPU (user + system) while playing
 
     def run(self) -> MatchResult:
         cfg = self.config
@@ -372,7 +373,7 @@ class Referee:
                     except BotFault as f:
                         p.pending_fault = f
                         p.kill()
-            t_play = time.perf_counter()
+            t_play, cpu_play = time.perf_counter(), time.process_time()
             if cfg.log_path is not None:
                 from .log import LogWriter
                 self.log = LogWriter(cfg.log_path, self._header(players))
@@ -387,6 +388,7 @@ class Referee:
                     self.parties.append(partie)
                 self.progress(f"partie {n}: {totals}")
             self.play_seconds = time.perf_counter() - t_play
+            self.play_cpu_seconds = time.process_time() - cpu_play
             if self.log is not None:
                 self.log.close()
         finally:
@@ -472,7 +474,7 @@ class Referee:
             line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
             try:
                 answer, elapsed = p.request(line, limit_ms / 1000)
-                action = self._check_answer(answer, rid, legal, seat, elapsed)
+                action = self._check_answer(answer, rid, legal, texts, seat, elapsed)
             except BotFault as f:
                 self._fault(deal, p, f, n, index)
                 break
@@ -496,7 +498,8 @@ class Referee:
             p.flush()
         return times
 
-    def _check_answer(self, answer: dict, rid: int, legal: list[Action], seat: int, elapsed: float) -> Action:
+    def _check_answer(self, answer: dict, rid: int, legal: list[Action], texts: list[str], seat: int,
+                      elapsed: float) -> Action:
         if answer.get("type") != "action":
             raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {_shown(answer.get('type'))}",
                            _raw(answer), elapsed)
@@ -505,10 +508,9 @@ class Referee:
             raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {_shown(got)} is not the request id {rid} "
                            "(a JSON integer)", _raw(answer), elapsed)
         text = answer.get("action")
-        if isinstance(text, str):
-            for action in legal:
-                if action.code == text:
-                    return action
+        if type(text) is str:
+            with contextlib.suppress(ValueError):
+                return legal[texts.index(text)]
         raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {_shown(text)} is not one of the {len(legal)} legal actions",
                        _raw(answer), elapsed)
 
@@ -567,13 +569,18 @@ def _shared_events(deal: Deal, before_tricks: int, before_hl: int) -> list[dict]
     return out
 
 
+_HIDDEN = frozenset(("trump", "barva", "betl", "durch"))  # the only actions whose text may differ by viewer
+
+
 def event_lines(n: int, index: int, deal: Deal, decision: str, before_tricks: int, before_hl: int) -> list[list[str]]:
-    """For each seat, the encoded ``event`` messages of :func:`deal_events`.  Each
-    distinct line is encoded once and shared by every seat that is told the
-    same (usually all three: only a hidden discard or trump card makes the
-    action event differ)."""
-    h = len(deal.history) - 1
+    """For each seat, the encoded ``event`` messages of :func:`deal_events`, each distinct
+    line encoded once (only a hidden discard or trump card makes the action event differ)."""
     shared = [encode_line(M.event(n, index, body)) for body in _shared_events(deal, before_tricks, before_hl)]
+    action = deal.history[-1][1]
+    if action.kind not in _HIDDEN:
+        lines = [encode_line(M.event(n, index, _action_event(deal, decision, str(action)))), *shared]
+        return [lines, lines, lines]
+    h = len(deal.history) - 1
     by_text: dict[str, str] = {}  # public text of the action -> its encoded event
     out = []
     for viewer in range(3):
@@ -587,16 +594,7 @@ def event_lines(n: int, index: int, deal: Deal, decision: str, before_tricks: in
 
 def request_line(rid: int, n: int, index: int, decision: str, view: dict, texts: list[str], time_ms: int,
                  totals: list[int] | None = None) -> str:
-    """``encode_line(M.request(...))``, faster for long legal lists (a talon
-    decision has hundreds): the legal texts are joined as they are, which is
-    exactly their JSON when none holds a character JSON would escape (checked:
-    otherwise, or should ``legal`` ever stop being the last field, the encoder
-    does it all)."""
-    joined = '","'.join(texts)
-    if texts and joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined:
-        text = encode_line(M.request(rid, n, index, decision, view, [], time_ms, totals))
-        if text.endswith(',"legal":[]}'):
-            return text[:-3] + '["' + joined + '"]}'
+    """``encode_line(M.request(...))``: the encoded request line."""
     return encode_line(M.request(rid, n, index, decision, view, texts, time_ms, totals))
 
 

@@ -273,6 +273,8 @@ class BotProcess:
         for fd in (self._stdin, self._stdout, self._stderr):
             os.set_blocking(fd, False)
         self.poller.watch(self._stderr, self._on_stderr)
+        self._peek = select.poll()  # this bot's stdout alone: is there output nobody asked for?
+        self._peek.register(self._stdout, _IN)
         if _USE_PIDFD:
             with contextlib.suppress(OSError):
                 self._pidfd = os.pidfd_open(self._pid)
@@ -456,24 +458,32 @@ class BotProcess:
                 self.transcript("send", line)
         if self._exited:
             raise self._exit_fault(0.0)
-        data = memoryview(("\n".join(lines) + "\n").encode("utf-8"))
-        timeout = self.write_timeout if timeout is None else timeout
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        try:
+            n = os.write(self._stdin, data)
+        except BlockingIOError:
+            n = 0
+        except OSError:
+            raise self._broken_pipe_fault() from None
+        if n < len(data):
+            self._write_rest(memoryview(data)[n:], self.write_timeout if timeout is None else timeout)
+
+    def _write_rest(self, data: memoryview, timeout: float | None) -> None:
+        """The pipe is full (the bot is not reading): write the rest as room appears, within ``timeout``."""
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
-        while True:
+        while data:
+            if not self._wait_for(self._stdin, _OUT, deadline):
+                if self._exited:
+                    raise self._exit_fault(time.monotonic() - start)
+                raise BotFault(FaultKind.TIMEOUT, f"{self.name}: bot did not read its input within {timeout:g} s",
+                               "", time.monotonic() - start)
             try:
                 data = data[os.write(self._stdin, data):]
             except BlockingIOError:
                 pass
             except OSError:
                 raise self._broken_pipe_fault() from None
-            if not data:
-                return
-            if not self._wait_for(self._stdin, _OUT, deadline):
-                if self._exited:
-                    raise self._exit_fault(time.monotonic() - start)
-                raise BotFault(FaultKind.TIMEOUT, f"{self.name}: bot did not read its input within {timeout:g} s",
-                               "", time.monotonic() - start)
 
     # ---------------------------------------------------------------- receive
 
@@ -499,7 +509,7 @@ class BotProcess:
         return answer, time.monotonic() - start
 
     def _refuse_early_output(self) -> None:
-        if not self._eof:
+        if not self._eof and self._peek.poll(0):
             chunk = self._read_chunk()
             if chunk:
                 self._buf += chunk
