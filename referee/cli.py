@@ -45,7 +45,6 @@ def selfplay(
     typer.echo(tabulate(partie_summary(partie, names), headers="keys", tablefmt="simple"))
     if log_path is not None:
         typer.echo(f"\nlog: {log_path}")
-    typer.echo(f"bots' stderr: {result.stderr_dir}")
 
 
 def _three(items: List[str]) -> List[str]:
