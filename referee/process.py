@@ -427,8 +427,8 @@ class BotProcess:
 
     def _exit_fault(self, elapsed: float) -> BotFault:
         self._pump_stderr()
-        evidence = evidence(self._buf) if self._buf else tail_evidence(self._stderr_tail)
-        return BotFault(FaultKind.EXIT, f"{self.name}: {_describe_returncode(self._returncode)}", evidence, elapsed)
+        shown = evidence(self._buf) if self._buf else tail_evidence(self._stderr_tail)
+        return BotFault(FaultKind.EXIT, f"{self.name}: {_describe_returncode(self._returncode)}", shown, elapsed)
 
     def _eof_fault(self, start: float) -> BotFault:
         if self._wait_exit(self.eof_exit_wait):

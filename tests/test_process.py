@@ -213,6 +213,28 @@ def test_exit_after_answer_and_stderr_evidence():
     main()
 
 
+def test_exit_after_half_a_line_keeps_the_half_line_as_evidence():
+    code = """
+        import sys
+        sys.stdin.readline()
+        sys.stdout.write('{"id": 1, "acti')
+        sys.stdout.flush()
+        sys.exit(2)
+    """
+
+    def main():
+        bot = make_bot(code)
+        bot.start()
+        try:
+            fault = expect_fault(lambda: bot.request({"id": 1}, 5.0), FaultKind.EXIT)
+            assert "return code 2" in fault.message
+            assert fault.evidence == '{"id": 1, "acti'
+        finally:
+            bot.close()
+
+    main()
+
+
 def test_hang_times_out():
     def main():
         bot = make_bot("import time; time.sleep(1000)")
