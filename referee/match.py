@@ -508,9 +508,8 @@ class Referee:
             raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {_shown(got)} is not the request id {rid} "
                            "(a JSON integer)", _raw(answer), elapsed)
         text = answer.get("action")
-        if type(text) is str:
-            with contextlib.suppress(ValueError):
-                return legal[texts.index(text)]
+        if type(text) is str and text in texts:
+            return legal[texts.index(text)]
         raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {_shown(text)} is not one of the {len(legal)} legal actions",
                        _raw(answer), elapsed)
 

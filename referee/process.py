@@ -133,6 +133,45 @@ def _group_has_live_members(pgid: int) -> bool:
 # --------------------------------------------------------------------------
 
 
+class StderrCopy:
+    """A bot's stderr, copied to a file up to ``cap`` bytes (then one marker line), and its
+    last few KiB kept in memory for fault reports."""
+
+    def __init__(self, path: str | os.PathLike | None, cap: int) -> None:
+        self.cap = max(0, int(cap))
+        self.tail = bytearray()
+        self._file = open_private(path) if path is not None else None
+        self._written = 0
+        self._marked = False
+        self._last = b"\n"
+
+    def write(self, chunk: bytes) -> None:
+        self.tail += chunk[-_STDERR_TAIL:]
+        del self.tail[:-_STDERR_TAIL]
+        f = self._file
+        if f is None:
+            return
+        room = self.cap - self._written
+        try:
+            if room > 0:
+                part = chunk[:room]
+                f.write(part)
+                self._written += len(part)
+                self._last = part[-1:]
+            if len(chunk) > room and not self._marked:
+                self._marked = True
+                lead = b"" if self._last == b"\n" else b"\n"
+                f.write(lead + f"[marias: stderr truncated at {self.cap} bytes]\n".encode())
+        except OSError:  # the file cannot be written (disk full...): keep draining, stop copying
+            self.close()
+
+    def close(self) -> None:
+        f, self._file = self._file, None
+        if f is not None:
+            with contextlib.suppress(OSError):
+                f.close()
+
+
 class Poller:
     """One ``poll()`` over the descriptors of several bots.  Each watched descriptor has
     a handler, called with the poll events when it is ready."""
@@ -181,7 +220,7 @@ class BotProcess:
         self.command = command
         self.name = name
         self.stderr_path = stderr_path
-        self.stderr_cap = max(0, int(stderr_cap))
+        self.stderr_cap = stderr_cap
         self.max_line = max(1, int(max_line))
         self.transcript = transcript
         self.write_timeout = write_timeout
@@ -199,12 +238,7 @@ class BotProcess:
         self._exited = False
         self._returncode: int | None = None
         self._reaped = False
-        # stderr
-        self._stderr_file = None
-        self._stderr_written = 0
-        self._stderr_marked = False
-        self._stderr_last = b"\n"
-        self._stderr_tail = bytearray()
+        self._stderr_copy = StderrCopy(None, 0)
 
     # ------------------------------------------------------------------ info
 
@@ -234,7 +268,7 @@ class BotProcess:
     @property
     def stderr_tail(self) -> str:
         """The last few KiB the bot wrote to stderr (decoded leniently)."""
-        return bytes(self._stderr_tail).decode("utf-8", "replace")
+        return bytes(self._stderr_copy.tail).decode("utf-8", "replace")
 
     def __repr__(self) -> str:
         state = "new" if self._popen is None else "closed" if self._closed else "running"
@@ -258,12 +292,11 @@ class BotProcess:
         if not argv:
             raise BotFault(FaultKind.START, f"{self.name}: empty command line")
         env = {**os.environ, **self.command.env} if self.command.env else None
-        if self.stderr_path is not None:
-            self._stderr_file = open_private(self.stderr_path)
+        self._stderr_copy = StderrCopy(self.stderr_path, self.stderr_cap)
         try:
             popen = self._spawn(argv, self.command.cwd, env)
         except (OSError, ValueError) as exc:
-            self._close_stderr_file()
+            self._stderr_copy.close()
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             where = f" (cwd {self.command.cwd!r})" if self.command.cwd else ""
             raise BotFault(FaultKind.START, f"{self.name}: cannot start {argv[0]!r}{where}: {reason}") from exc
@@ -380,28 +413,7 @@ class BotProcess:
             if not chunk:
                 self._stop_stderr()
                 return
-            self._store_stderr(chunk)
-
-    def _store_stderr(self, chunk: bytes) -> None:
-        tail = self._stderr_tail
-        tail += chunk[-_STDERR_TAIL:]
-        del tail[:-_STDERR_TAIL]
-        f = self._stderr_file
-        if f is None:
-            return
-        room = self.stderr_cap - self._stderr_written
-        try:
-            if room > 0:
-                part = chunk[:room]
-                f.write(part)
-                self._stderr_written += len(part)
-                self._stderr_last = part[-1:]
-            if len(chunk) > room and not self._stderr_marked:
-                self._stderr_marked = True
-                lead = b"" if self._stderr_last == b"\n" else b"\n"
-                f.write(lead + f"[marias: stderr truncated at {self.stderr_cap} bytes]\n".encode())
-        except OSError:  # the file cannot be written (disk full...): keep draining, stop copying
-            self._close_stderr_file()
+            self._stderr_copy.write(chunk)
 
     def _stop_stderr(self) -> None:
         if self._stderr >= 0:
@@ -409,13 +421,7 @@ class BotProcess:
             self._stderr = -1
             with contextlib.suppress(OSError):
                 self._popen.stderr.close()
-        self._close_stderr_file()
-
-    def _close_stderr_file(self) -> None:
-        f, self._stderr_file = self._stderr_file, None
-        if f is not None:
-            with contextlib.suppress(OSError):
-                f.close()
+        self._stderr_copy.close()
 
     # ------------------------------------------------------------------ faults
 
@@ -427,7 +433,7 @@ class BotProcess:
 
     def _exit_fault(self, elapsed: float) -> BotFault:
         self._pump_stderr()
-        shown = evidence(self._buf) if self._buf else tail_evidence(self._stderr_tail)
+        shown = evidence(self._buf) if self._buf else tail_evidence(self._stderr_copy.tail)
         return BotFault(FaultKind.EXIT, f"{self.name}: {_describe_returncode(self._returncode)}", shown, elapsed)
 
     def _eof_fault(self, start: float) -> BotFault:
@@ -440,7 +446,7 @@ class BotProcess:
         if self._wait_exit(self.eof_exit_wait):
             return self._exit_fault(0.0)
         return BotFault(FaultKind.EXIT, f"{self.name}: bot closed its standard input (broken pipe)",
-                        tail_evidence(self._stderr_tail))
+                        tail_evidence(self._stderr_copy.tail))
 
     # ------------------------------------------------------------------- send
 
