@@ -7,8 +7,11 @@ the deal and is settled by the engine (R12.2); a bot that died or misbehaved is
 started afresh for the next deal, and after ``max_faults`` faults in a partie it
 forfeits the rest of that partie (R12.3): nobody plays for it.
 
-Bots are processes (:mod:`referee.process`); built-in bots run as
-``marias bot NAME`` so they take exactly the path of an external bot.
+Each seat is a :class:`referee.seat.Seat`: a bot program (:mod:`referee.process`;
+built-in bots run as ``python -m bots NAME``, exactly the path of an external bot)
+or, for a :class:`BotSpec` with ``bot`` set, a Bot object in this process
+(:class:`referee.seat.InProcessSeat`).  Plain synchronous code: one bot is on move
+at a time, and one ``poll()`` waits for it while serving every bot's stderr and exit.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from . import __version__
 from .actions import Action
 from .cards import Card, parse_deck
 from .deal import Deal
-from .partie import Partie
 from .faults import BotFault, FaultKind, evidence
+from .partie import Partie
 from .process import BotCommand, BotProcess, Poller, encode_line, open_private
 from .seat import Clock, InProcessSeat, Seat
 
@@ -211,6 +214,7 @@ class Player:
     """One seat across the match: its bot (a :class:`~referee.seat.Seat`), announced name, faults and clock."""
 
     def __init__(self, seat: int, spec: BotSpec, config: MatchConfig, poller: Poller, transcript_file=None):
+        """``transcript_file``: an open text file that gets every line sent and received, or None."""
         self.seat = seat
         self.spec = spec
         self.config = config
@@ -350,16 +354,14 @@ class Referee:
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
             cfg.work_dir = Path(tempfile.mkdtemp(prefix=f"marias-match-{stamp}-"))
         tfiles = [None, None, None]
+        if cfg.transcript:
+            stem = cfg.log_path.with_suffix("") if cfg.log_path else cfg.work_dir / "marias"
+            tfiles = [open_private(f"{stem}.seat{s}.transcript.jsonl", "w") for s in range(3)]
         poller = Poller()
-        players = [Player(s, spec, cfg, poller) for s, spec in enumerate(cfg.bots)]
+        players = [Player(s, spec, cfg, poller, tfiles[s]) for s, spec in enumerate(cfg.bots)]
         partie_totals: list[list[int]] = []
         partie_places: list[list[float]] = []
         try:
-            if cfg.transcript:
-                stem = cfg.log_path.with_suffix("") if cfg.log_path else cfg.work_dir / "marias"
-                tfiles = [open_private(f"{stem}.seat{s}.transcript.jsonl", "w") for s in range(3)]
-                for p, f in zip(players, tfiles):
-                    p._transcript_file = f
             # the three start at once; the handshakes follow, so the log header names what each announced
             for p in players:
                 try:
