@@ -228,6 +228,7 @@ class Player:
         self.faults_in_partie = 0
         self.stats = SeatStats()
         self.clock = Clock(0)
+        self.started_at = 0.0  # time.monotonic() when the bot was last started
         self._transcript_file = transcript_file
         self._limits = self._make_limits()
         stem = config.log_path.with_suffix("") if config.log_path else Path(config.work_dir or tempfile.gettempdir()) / "marias"
@@ -254,6 +255,7 @@ class Player:
         self.kill()
         self.pending = []  # a fresh bot starts with a fresh story
         self.io = self._new_seat()
+        self.started_at = time.monotonic()
         try:
             self.io.start()
         except BotFault:
@@ -261,9 +263,11 @@ class Player:
             raise
 
     def handshake(self, partie_msg: dict) -> None:
-        """hello and its answer, then the partie; raises BotFault."""
+        """hello and its answer within the start-up limit (counted from the start), then the partie;
+        raises BotFault."""
         limits = self.limits()
-        answer, _ = self.io.request_lines([encode_line(M.hello(__version__, limits))], limits["startup_ms"] / 1000)
+        left = max(0.0, limits["startup_ms"] / 1000 - (time.monotonic() - self.started_at))
+        answer, _ = self.io.request_lines([encode_line(M.hello(__version__, limits))], left)
         if answer.get("type") != "hello":
             raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: expected a hello answer, got type {answer.get('type')!r}",
                            _raw(answer))
