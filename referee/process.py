@@ -547,25 +547,16 @@ class BotProcess:
                     return msg
             if self._eof:
                 raise self._eof_fault(start)
-            if read_first:
+            if read_first:  # (not when the request was just written: then nothing is there yet)
                 chunk = self._read_chunk()
-                if chunk is None:
-                    if self._exited:
-                        raise self._exit_fault(time.monotonic() - start)
-                elif not chunk:
-                    self._eof = True
-                    continue
-                elif not buf and not self._skipping and chunk.find(b"\n") == len(chunk) - 1:
-                    # the usual case: exactly one complete line arrived on its own
-                    if len(chunk) - 1 > self.max_line:
-                        raise self._too_long(chunk, start)
-                    msg = self._parse(chunk[:-1], start)
-                    if msg is not None:
-                        return msg
-                    continue
-                else:
+                if chunk:
                     buf += chunk
                     continue
+                if chunk == b"":
+                    self._eof = True
+                    continue
+                if self._exited:
+                    raise self._exit_fault(time.monotonic() - start)
             read_first = True
             if not self._wait_for(self._stdout, _IN, deadline) and not self._exited:
                 raise BotFault(FaultKind.TIMEOUT, f"{self.name}: no complete line within {timeout:g} s",
