@@ -269,10 +269,10 @@ class Player:
         left = max(0.0, limits["startup_ms"] / 1000 - (time.monotonic() - self.started_at))
         answer, _ = self.io.request_lines([encode_line(M.hello(__version__, limits))], left)
         if answer.get("type") != "hello":
-            raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: expected a hello answer, got type {answer.get('type')!r}",
+            raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: expected a hello answer, got type {_shown(answer.get('type'))}",
                            _raw(answer))
         if answer.get("protocol") != M.PROTOCOL_VERSION:
-            raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: protocol {answer.get('protocol')!r} is not {M.PROTOCOL_VERSION}",
+            raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: protocol {_shown(answer.get('protocol'))} is not {M.PROTOCOL_VERSION}",
                            _raw(answer))
         if not self.announced:
             self.name = printable(str(answer.get("name") or self.spec.label)[:80])

@@ -515,6 +515,31 @@ def test_stderr_below_cap_is_copied_verbatim(tmp_path):
     assert log.read_text() == "hello from stderr\n"
 
 
+def test_one_poll_serves_every_bot_while_waiting_for_one(tmp_path):
+    # B writes 300 KB to stderr (more than a pipe holds) and then exits: it can only finish
+    # if its stderr is drained while the referee waits for A, through the shared poller
+    poller = process_mod.Poller()
+    a = make_bot("import time; time.sleep(1000)", poller=poller)
+    b = make_bot("""
+        import sys
+        sys.stderr.write("b" * 300_000)
+        sys.stderr.flush()
+    """, poller=poller, stderr_path=tmp_path / "b.stderr", stderr_cap=10**6)
+    a.start()
+    b.start()
+    try:
+        expect_fault(lambda: a.request({"id": 1}, 0.5), FaultKind.TIMEOUT)
+        for _ in range(60):  # only waits for A: B is served meanwhile (or never, were it not shared)
+            if b._exited:
+                break
+            expect_fault(lambda: a.receive(0.5), FaultKind.TIMEOUT)
+        assert b.returncode == 0 and not b.alive
+        assert (tmp_path / "b.stderr").read_bytes() == b"b" * 300_000
+    finally:
+        a.close(grace=0.05)
+        b.close()
+
+
 # ------------------------------------------------------------------- cleanup
 
 CHILD_SPAWNER = f"""
