@@ -13,6 +13,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import orjson
+
 from protocol.messages import PROTOCOL_VERSION, MessageError, decode_line, encode_line
 
 from .faults import BotFault, FaultKind, evidence
@@ -46,8 +48,8 @@ class Seat(Protocol):
 class InProcessSeat:
     """A :class:`protocol.sdk.Bot` object behind the :class:`Seat` interface.
 
-    Every line is decoded as a bot would decode it and the answer goes through the
-    same decoder as a process's answer.  An exception raised by the bot is an EXIT
+    Every line is decoded as a bot would decode it and the answer is encoded and goes
+    through the same decoder as a process's answer.  An exception raised by the bot is an EXIT
     fault (its traceback is the evidence), charged at the next request if it was
     raised by an informational message.  A decision that took longer than the time
     allowed is a TIMEOUT fault: it cannot be broken off, so it is judged afterwards.
@@ -125,7 +127,7 @@ class InProcessSeat:
         """Hand one line to the bot, as :func:`protocol.sdk.run` would; its answer line, if any."""
         bot = self.bot
         try:
-            msg = decode_line(line.encode("utf-8"))
+            msg = orjson.loads(line)  # the referee's own line: valid JSON
             kind = msg["type"]
             if kind == "request":
                 action = bot.decide(msg["decision"], msg["view"], msg["legal"])
