@@ -32,7 +32,7 @@ from protocol.messages import MessageError, decode_line, encode_line
 
 from .faults import BotFault, FaultKind, evidence, tail_evidence
 
-__all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "open_private",
+__all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "StderrCopy", "open_private",
            "kill_process_group_now", "kill_all_bots", "encode_line"]
 
 _CHUNK = 65536
@@ -229,6 +229,7 @@ class BotProcess:
         self._pid = self._stdin = self._stdout = self._stderr = self._pidfd = -1
         self._closed = False
         self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
+        self._peek = None  # a poll over this bot's stdout alone: output nobody asked for?
         # stdout
         self._buf = bytearray()
         self._scan = 0  # bytes of _buf known to hold no newline
@@ -237,7 +238,6 @@ class BotProcess:
         # exit of the main process (noticed, not reaped until close)
         self._exited = False
         self._returncode: int | None = None
-        self._reaped = False
         self._stderr_copy = StderrCopy(None, 0)
 
     # ------------------------------------------------------------------ info
@@ -306,7 +306,7 @@ class BotProcess:
         for fd in (self._stdin, self._stdout, self._stderr):
             os.set_blocking(fd, False)
         self.poller.watch(self._stderr, self._on_stderr)
-        self._peek = select.poll()  # this bot's stdout alone: is there output nobody asked for?
+        self._peek = select.poll()
         self._peek.register(self._stdout, _IN)
         if _USE_PIDFD:
             with contextlib.suppress(OSError):
@@ -652,7 +652,6 @@ class BotProcess:
         kill_process_group_now(self._pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             self._popen.wait(timeout=0.5)
-            self._reaped = True
             if self._returncode is None:
                 self._returncode = self._popen.returncode
             self._exited = True
