@@ -68,7 +68,7 @@ def match(
     startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time limit for a bot to start and answer hello, in ms."),
     bank: Optional[int] = typer.Option(None, "--bank", min=1, help="Optional per-partie time bank in ms (a decision may use at most min(move time, bank))."),
     increment: int = typer.Option(0, "--increment", min=0, help="Added to the bank at each decision, in ms."),
-    max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie before a bot is replaced by the built-in robot (R12.3)."),
+    max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie after which a bot forfeits the rest of it: each deal left is settled as its fault before a contract (R12.3)."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Folder for the match log (JSON Lines), bots' stderr and transcripts."),
     transcript: bool = typer.Option(False, "--transcript", help="Keep every line sent to and received from each seat (next to the log)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -137,6 +137,7 @@ def match(
     typer.echo(f"\nseed: {seed}\nseed sha256: {commitment}")
     if log_path is not None:
         typer.echo(f"log: {log_path}" + (" (signed)" if sign_key is not None else ""))
+    typer.echo(f"bots' stderr: {result.stderr_dir}")
 
 
 def _signing_key(path: Path):
@@ -286,13 +287,14 @@ def bench_engine(
 
 @bench_app.command("referee")
 def bench_referee(
-    partie: int = typer.Option(10, help="Partie to play with three external random bots."),
+    partie: int = typer.Option(10, min=1, help="Partie per run (12 deals each)."),
+    runs: int = typer.Option(5, min=1, help="Runs with trivial bots; the minimum CPU per decision is reported."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """Deals per second with three external random bots, and the cost per decision as a ratio to a raw round trip through a trivial echo process, measured in the same run."""
+    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs; plus deals per second with three external random bots and a raw echo round trip, for context."""
     from . import bench
 
-    _print_bench(bench.referee(partie=partie), as_json)
+    _print_bench(bench.referee(partie=partie, runs=runs), as_json)
 
 
 @bench_app.command("validate")

@@ -49,7 +49,7 @@ FORMAT = "marias-log"
 FORMAT_VERSION = 2
 #: The rulebook these logs follow: the date it was fixed and the start of the
 #: sha256 of RULES.md (R1–R12) at that time; tests/test_log.py checks it still matches.
-RULES_VERSION = "2026-11-30 sha256:91f56287c4bb"
+RULES_VERSION = "2026-12-01 sha256:4078bc8b3f96"
 DEALS_PER_PARTIE = 12
 BLOCKS = (7, 5, 5, 5, 5, 5)
 

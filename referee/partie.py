@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from . import settle
 from .cards import CARDS, Card
 from .deal import Deal
 
@@ -186,6 +188,8 @@ class Partie:
 
     @property
     def done(self) -> bool:
+        if self.forfeited is not None:
+            return True
         return len(self.deals) == self.n_deals and (self.current is None or self.current.done)
 
     def draw_cut(self) -> int:
@@ -197,7 +201,7 @@ class Partie:
         if self.current is not None and not self.current.done:
             raise ValueError("the current deal is not finished")
         index = len(self.deals)
-        if index >= self.n_deals:
+        if index >= self.n_deals or self.forfeited is not None:
             raise ValueError("the partie is over")
         if index == 0:
             deck = self.initial_deck
@@ -218,6 +222,9 @@ class Partie:
             if d.result:
                 for s in range(3):
                     t[s] += d.result.payments[s]
+        if self.forfeited is not None:
+            for s in range(3):
+                t[s] += self.forfeited.totals[s]
         return t
 
     def places(self) -> list[float]:
@@ -232,8 +239,48 @@ class Partie:
         return self
 
     def iter_deals(self) -> Iterator[Deal]:
-        while len(self.deals) < self.n_deals:
+        while len(self.deals) < self.n_deals and self.forfeited is None:
             yield self.next_deal()
+
+    #: Set by :meth:`forfeit`: who forfeited the rest of the partie, from which deal, and what it paid.
+    forfeited: "Forfeit | None" = None
+
+    def forfeit(self, seat: int) -> "Forfeit":
+        """R12.3: ``seat`` forfeits the rest of the partie (after its last allowed fault, in the
+        deal just finished).  No further deal is dealt or played; each remaining deal is settled
+        as a fault by ``seat`` before a contract (R12.2), and :meth:`totals` include it."""
+        if self.forfeited is not None:
+            raise ValueError(f"R12.3: seat {self.forfeited.seat} has forfeited this partie already")
+        if self.current is not None and not self.current.done:
+            raise ValueError("R12.3: a partie is forfeited between deals, not in the middle of one")
+        if seat not in (0, 1, 2):
+            raise ValueError(f"R1.5: seats are 0, 1 and 2, not {seat!r}")
+        remaining = self.n_deals - len(self.deals)
+        if remaining <= 0:
+            raise ValueError("R12.3: the partie is over; nothing is left to forfeit")
+        each = settle.fault_before_contract(seat)
+        self.forfeited = Forfeit(seat, len(self.deals) + 1, (each,) * remaining)
+        return self.forfeited
+
+
+@dataclass(frozen=True)
+class Forfeit:
+    """R12.3: ``seat`` forfeited a partie from deal ``from_deal`` (1-based, the first deal not
+    played); ``payments`` holds the R12.2 settlement of each deal it could not play."""
+
+    seat: int
+    from_deal: int
+    payments: tuple[tuple[int, int, int], ...]
+
+    @property
+    def deals(self) -> int:
+        """How many deals were forfeited."""
+        return len(self.payments)
+
+    @property
+    def totals(self) -> list[int]:
+        """What the forfeited deals paid each seat, together."""
+        return [sum(p[s] for p in self.payments) for s in range(3)]
 
 
 def places(totals: list[int]) -> list[float]:
