@@ -35,6 +35,7 @@ from .cards import (
 TRUMP, TALON, ANSWER, CONTRACT, FLEK, PLAY, DONE = "trump", "talon", "answer", "contract", "flek", "play", "done"
 NO_POINTS_MASK = FULL_MASK & ~sum((1 << (s * 8 + TEN)) | (1 << (s * 8 + ACE)) for s in range(4))
 _ALL_CARDS = frozenset(range(32))
+_BIT = tuple(1 << c for c in range(32))
 _POINTS = tuple(10 if (c & 7) in (TEN, ACE) else 0 for c in range(32))
 _CARD_CODE = tuple(str(c) for c in CARDS)  # card -> its code, without a method call per card (view)
 
@@ -102,21 +103,22 @@ class Deal:
     def __init__(self, deck: list[int], forhont: int = 0):
         if len(deck) != 32 or set(deck) != _ALL_CARDS:
             raise ValueError("R1.1: a deal needs the 32 cards exactly once")
-        self.deck = [CARDS[c] for c in deck]
+        self.deck = deck = [CARDS[c] for c in deck]
         self.forhont = forhont
         self.middle = (forhont + 1) % 3
         self.dealer = (forhont + 2) % 3
-        order = (self.forhont, self.middle, self.dealer)
+        # R2.6: blocks of 7-5-5-5-5-5 to forhont, middle, dealer, forhont, middle, dealer
         hands: list[list[Card]] = [[], [], []]
-        masks = [0, 0, 0]
-        pos = 0
-        for block, size in enumerate((7, 5, 5, 5, 5, 5)):
-            seat = order[block % 3]
-            for c in self.deck[pos:pos + size]:
-                hands[seat].append(c)
-                masks[seat] |= 1 << c
-            pos += size
+        hands[forhont] = deck[0:7] + deck[17:22]
+        hands[self.middle] = deck[7:12] + deck[22:27]
+        hands[self.dealer] = deck[12:17] + deck[27:32]
         self.hands = hands
+        masks = [0, 0, 0]
+        for seat in (0, 1, 2):
+            m = 0
+            for c in hands[seat]:
+                m |= _BIT[c]
+            masks[seat] = m
         self.masks = masks
         self.phase = TRUMP
         self.to_move: int | None = forhont
@@ -331,6 +333,10 @@ class Deal:
         """
         if isinstance(action, str):
             action = A.parse_action(action)
+        self._verify(action)
+        return action
+
+    def _verify(self, action: Action) -> None:
         ph = self.phase
         seat = self.to_move
         kind = action.kind
@@ -365,7 +371,6 @@ class Deal:
                 raise IllegalAction("R5.1", "sto needs a hláška (K and O of one suit) in hand")
         else:
             raise IllegalAction("R7.11", "the deal is over")
-        return action
 
     def _verify_talon(self, seat: int, action: Action) -> None:
         """R3.2 (the forhont's discards), R4.2 (after špatná: betl or durch), R4.3 (after durch: durch)."""
@@ -403,9 +408,10 @@ class Deal:
 
     def _verify_card(self, seat: int, card: Card) -> None:
         """R7.2 (trump game) / R7.3 (betl, durch): follow suit, beat, trump; R7.4: the announced seven."""
-        if not self.masks[seat] >> card & 1:
+        hand = self.masks[seat]
+        if not hand >> card & 1:
             raise IllegalAction("R7.2", f"seat {seat} does not hold {card}")
-        mask = self._legal_cards_mask(seat, seven_rule=False)
+        mask = self._legal_cards_mask(seat, seven_rule=False) if self.trick else hand
         if mask >> card & 1:
             if (self.game == "barva" and card == self.trump * 8 + SEVEN and len(self.tricks) < 9
                     and mask != 1 << card and self._seven_bound(seat)):
@@ -426,7 +432,7 @@ class Deal:
     def apply(self, action: Action | str) -> None:
         """Apply a legal action for :attr:`to_move`; anything else raises :class:`IllegalAction`
         (see :meth:`verify`) and changes nothing."""
-        if isinstance(action, str):
+        if action.__class__ is not Action:
             action = A.parse_action(action)
         legal = self._legal_cache
         if legal is not None and len(legal) < 40:  # listed already: actions are interned, identity finds them fast
@@ -434,9 +440,9 @@ class Deal:
                 if candidate is action:
                     break
             else:
-                self.verify(action)
+                self._verify(action)
         else:
-            self.verify(action)
+            self._verify(action)
         seat = self.to_move
         self.history.append((seat, action))
         self.decisions.append(self.phase)
@@ -612,8 +618,9 @@ class Deal:
         self.trick.append(card)
         self.trick_seats.append(seat)
         if len(self.trick) < 3:
-            self.to_move = (seat + 1) % 3
-            self._judge_lay()
+            self.to_move = nxt = (seat + 1) % 3
+            if nxt == self.actor and not self.lay_offered:
+                self._judge_lay()
             return
         win = self._winning_card()
         winner = self.trick_seats[self.trick.index(win)]
@@ -640,7 +647,8 @@ class Deal:
             return self._finish_trump_game(winner, win)
         self.leader = winner
         self.to_move = winner
-        self._judge_lay()
+        if winner == self.actor and not self.lay_offered:
+            self._judge_lay()
 
     def _finish_betl_durch(self, won: bool, notes: tuple[str, ...] = ()) -> None:
         comp = settle.simple(self.game, "actor", won, self.levels[self.game], False)

@@ -3,9 +3,8 @@
 Every deal is replayed from its recorded deck with the engine, independently
 of the recorder: each recorded action must be legal at its moment, a recorded
 fault is re-applied at its moment, the deck of each deal must be exactly what
-R2.2–R2.6 derive from the previous deal and the recorded cut (the collected
-deck is derived here from the record itself, not taken from the engine), and
-every recorded outcome (tricks, hlášky, laid cards, components, payments,
+R2.2–R2.6 derive from the previous deal and the recorded cut (the engine's
+collection of the replayed deal, cut as recorded), and every recorded outcome (tricks, hlášky, laid cards, components, payments,
 totals, places) must equal the replay's.  Each problem names the rule it
 breaks: ``file:line: R7.2: …``.  Problems that are not about the game (a line
 that is not JSON, a missing field) are named ``format``; a log without its
@@ -25,9 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .actions import Action, ActionError, parse_action
-from .cards import (
-    BETL_ORDER, CARDS, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_CODES, SUIT_MASKS, TRUMP_ORDER, Card,
-)
+from .cards import CARDS, SUIT_CODES, Card
 from .deal import DONE, Deal, IllegalAction
 from .log import FORMAT, FORMAT_VERSION, dealt_hands, iter_lines, parse_lines, read_lines, split_lines
 from .partie import CUT_RANGE, forhont_of, places
@@ -130,172 +127,6 @@ def parse_deck(value) -> tuple[list[Card] | None, str | None]:
     return cards, None
 
 
-class _ReplayDeal(Deal):
-    """The engine's deal, with one shortcut for replaying recorded decisions.
-
-    The engine decides whether an action is legal by listing every legal action
-    (up to ~350 discard pairs at a talon decision).  The replay checks a recorded
-    action against the rule directly (:func:`direct_ok`: R3.1, R3.2, R4.1–R4.3,
-    R5.1, R7.2–R7.4; :class:`FlekRounds`: R5.2–R5.4) and, when it holds, lets the engine apply it without
-    listing the alternatives.  An action the direct check does not accept (and
-    every laying of cards) goes through the engine's own check, so an
-    illegal action is always named by the engine's rule.  Tests check that the
-    direct checks accept exactly the engine's legal actions.
-    """
-
-    _vouched: Action | None = None
-
-    def legal_actions(self):
-        v = self._vouched
-        if v is not None:
-            self._vouched = None
-            return (v,)
-        return Deal.legal_actions(self)
-
-
-_ACE_TEN = {c for c in CARDS if c.points}
-_KO_PAIRS = tuple((1 << (s * 8 + KING)) | (1 << (s * 8 + OBER)) for s in range(4))
-
-
-def talon_discard_ok(deal: Deal, seat: int, action: Action) -> bool:
-    """Is ``action`` a legal talon decision for ``seat`` now (R3.2, R4.2, R4.3)?"""
-    kind = action.kind
-    cards = action.cards
-    if kind not in ("barva", "betl", "durch") or len(cards) != 2 or cards[0] == cards[1]:
-        return False
-    m = deal.masks[seat]
-    if not (m >> cards[0] & 1 and m >> cards[1] & 1):
-        return False
-    last = deal.history[-1][1].kind if deal.history else ""
-    if last == "spatna":  # R4.2: any two, then betl or durch
-        return kind in ("betl", "durch")
-    if last == "durch":  # R4.3: any two, durch
-        return kind == "durch"
-    if deal.talons or seat != deal.forhont:
-        return False
-    # R3.2: the forhont; never the trump card; for Barva no ace or ten
-    if deal.trump_card in cards:
-        return False
-    return kind != "barva" or (cards[0] not in _ACE_TEN and cards[1] not in _ACE_TEN)
-
-
-def play_ok(deal: Deal, seat: int, card: int) -> bool:
-    """Is playing ``card`` legal for ``seat`` now (R7.2, R7.3, R7.4)?"""
-    hand = deal.masks[seat]
-    if not hand >> card & 1:
-        return False
-    barva = deal.game == "barva"
-    trump = deal.trump if barva else None
-    trick = deal.trick
-    allowed = hand
-    if trick:
-        order = TRUMP_ORDER if barva else BETL_ORDER
-        higher = HIGHER_TRUMP if barva else HIGHER_BETL
-        led = trick[0]
-        ls = led >> 3
-        win = led
-        for c in trick[1:]:  # the card winning the trick so far
-            if c >> 3 == win >> 3:
-                if order[c & 7] > order[win & 7]:
-                    win = c
-            elif c >> 3 == trump:
-                win = c
-        same = hand & SUIT_MASKS[ls]
-        if same:  # follow suit, and beat the winning card if it is of the led suit and you can
-            allowed = (same & higher[win]) or same if win >> 3 == ls else same
-        elif trump is not None and hand & SUIT_MASKS[trump]:  # void: trump, over a winning trump if able
-            trumps = hand & SUIT_MASKS[trump]
-            allowed = (trumps & higher[win]) or trumps if win >> 3 == trump else trumps
-        if not allowed >> card & 1:
-            return False
-    if barva and len(deal.tricks) < 9 and card == trump * 8 + SEVEN and allowed != 1 << card:
-        # R7.4: an announced seven waits for the last trick unless it is the only legal card
-        if (seat == deal.actor and "sedma" in deal.levels) or deal.proti.get("sedma") == seat:
-            return False
-    return True
-
-
-class FlekRounds:
-    """The raising rounds of R5.3/R5.4, followed from the recorded raises.
-
-    In each round one side speaks (the defence: both defenders; the actor: he
-    alone); it may raise what the other side raised or announced in the round
-    before (round 1: the actor's components).  A round with nothing raised or
-    announced ends the speaking.  Games against are announced only in round 1.
-    """
-
-    def __init__(self) -> None:
-        self.round = 0
-        self.raisable: set[str] = set()
-        self.left = 0
-        self.raised: set[str] = set()
-        self.announced: set[str] = set()
-        self.side = ""
-
-    def ok(self, deal: Deal, seat: int, action: Action) -> bool:
-        """Is ``action`` a legal raise (or dobrá) for ``seat`` now?"""
-        if self.round == 0:  # the first raise of the deal: round 1, the defence
-            self.round, self.side, self.left = 1, "defence", 2
-            self.raisable = set(deal.levels)
-        kind = action.kind
-        if kind == "dobra":
-            return True
-        if kind != "flek":
-            return False
-        levels = deal.levels
-        for w in action.words:
-            if w not in self.raisable or levels.get(w, 4) >= 4:
-                return False
-        if action.proti:
-            if self.round != 1 or deal.game != "barva":
-                return False
-            hand = deal.masks[seat]
-            for p in action.proti:
-                if p in levels or p in deal.proti:
-                    return False
-                if p == "sedma" and not hand >> (deal.trump * 8 + SEVEN) & 1:
-                    return False
-                if p == "sto" and not any(hand & pair == pair for pair in _KO_PAIRS):
-                    return False
-        return True
-
-    def applied(self, action: Action) -> None:
-        """Follow a raise the engine has applied."""
-        self.raised.update(action.words)
-        self.announced.update(action.proti)
-        self.left -= 1
-        if self.left == 0:
-            self.raisable = self.raised | {p + "-proti" for p in self.announced}
-            self.side = "actor" if self.side == "defence" else "defence"
-            self.left = 2 if self.side == "defence" else 1
-            self.round += 1
-            self.raised, self.announced = set(), set()
-
-
-def direct_ok(deal: Deal, seat: int, action: Action) -> bool:
-    """True when ``action`` is certainly legal for ``seat`` now; False means: ask the engine."""
-    phase = deal.phase
-    kind = action.kind
-    if phase == "play":
-        return kind == "play" and play_ok(deal, seat, action.cards[0])
-    if phase == "talon":
-        return talon_discard_ok(deal, seat, action)
-    if phase == "answer":  # R4.1–R4.3: dobrá, or špatná on Barva, durch on a betl
-        return kind == "dobra" or (kind == "spatna" and deal.game == "barva") or (
-            kind == "durch" and not action.cards and deal.game == "betl")
-    if phase == "trump":  # R3.1: one of the forhont's first seven, or z lidu
-        return kind == "trump" and (not action.cards or action.cards[0] in deal.hands[deal.forhont][:7])
-    if phase == "contract" and kind == "contract":  # R5.1
-        name = action.words[0]
-        hand = deal.masks[deal.forhont]
-        if "sedma" in name and not hand >> (deal.trump * 8 + SEVEN) & 1:
-            return False
-        if "sto" in name and not any(hand & pair == pair for pair in _KO_PAIRS):
-            return False
-        return name in ("hra", "sedma", "sto", "sto-sedma")
-    return False
-
-
 @dataclass
 class Replay:
     """A deal record replayed by the engine."""
@@ -303,8 +134,6 @@ class Replay:
     deal: Deal | None
     problems: list[tuple[str, str]]
     complete: bool  # every decision applied (and the fault, if any) and the deal over
-    hands: list[list[Card]] | None = None  # the remaining hands, tracked from the record (R2.3)
-    table: list[tuple[int, Card]] | None = None  # cards on the table when the deal ended
 
 
 def _seat_rule(deal: Deal) -> str:
@@ -316,39 +145,31 @@ def _seat_rule(deal: Deal) -> str:
 
 
 def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
-    """Replay ``rec``'s decisions (and fault) on a fresh deal from ``deck``.
+    """Replay ``rec``'s decisions (and fault) on a fresh deal from ``deck`` with the engine.
 
-    ``on_step(deal, i)`` is called before decision ``i`` and once more, with
-    ``i == len(decisions)``, when the deal is over.  Besides the engine's state
-    the replay tracks each player's hand order from the record alone (dealt
-    order, talon taken appended, played and discarded cards leaving it), which
-    is what the next deck is derived from.
+    Each recorded decision must be the one the engine asks for (seat and kind) and
+    its action must pass :meth:`Deal.apply` (which verifies it, naming the rule it
+    breaks).  ``on_step(deal, i)`` is called before decision ``i`` and once more,
+    with ``i == len(decisions)``, when the deal is over.
     """
     problems: list[tuple[str, str]] = []
     forhont = rec.get("forhont")
     if forhont not in (0, 1, 2):
         return Replay(None, [("format", f"forhont {forhont!r} is not a seat 0..2")], False)
-    d = _ReplayDeal(deck, forhont)
-    hands = dealt_hands(deck, forhont)
-    table: list[tuple[int, Card]] = []
-    talon: list[Card] = []
+    d = Deal(deck, forhont)
     decisions = rec.get("decisions")
     if not isinstance(decisions, list):
         return Replay(d, [("format", "the deal has no list of decisions")], False)
     apply = d.apply
-    plays: list = []  # seat and action of every card played, in order
-    add_play = plays.append
     cache = _ACTION_CACHE
-    flek = FlekRounds()
     for i, dec in enumerate(decisions):
         if on_step is not None:
             on_step(d, i)
         phase = d.phase
         try:
             seat = dec["seat"]
-            kind = dec["decision"]
             text = dec["action"]
-            bad = seat != d.to_move or kind != phase or phase == DONE
+            bad = seat != d.to_move or dec["decision"] != phase or phase == DONE
         except (KeyError, TypeError):
             bad = True
         if bad:
@@ -361,41 +182,11 @@ def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
             except (ActionError, TypeError) as e:
                 problems.append((PHASE_RULE[phase], f"decision {i + 1} (seat {seat}): malformed action {text!r}: {e}"))
                 return Replay(d, problems, False)
-        k = action.kind
-        if k == "play":
-            vouched = play_ok(d, seat, action.cards[0])
-        elif phase == "flek":
-            vouched = flek.ok(d, seat, action)
-        else:
-            vouched = direct_ok(d, seat, action)
-        if vouched:
-            d._vouched = action
         try:
             apply(action)
         except IllegalAction as e:
             problems.append(_illegal(e, i + 1, seat, text))
             return Replay(d, problems, False)
-        if k == "play":
-            add_play(seat)
-            add_play(action.cards[0])
-            continue
-        # the hand order, tracked from the record (R2.3, R2.6); plays are taken out at the end
-        if phase == "flek":
-            flek.applied(action)
-        elif k == "spatna" or (k == "durch" and not action.cards):
-            hands[seat].extend(talon)
-            talon = []
-        elif action.cards and k in ("barva", "betl", "durch"):
-            a, b = action.cards
-            hands[seat].remove(a)
-            hands[seat].remove(b)
-            talon = [a, b]
-    if plays:
-        played = set(plays[1::2])
-        hands = [[c for c in h if c not in played] for h in hands]
-        n_plays = len(plays) // 2
-        rest = plays[2 * (n_plays - n_plays % 3):]  # a trick left unfinished (a fault or laid cards)
-        table = list(zip(rest[0::2], rest[1::2]))
     faults = rec.get("faults") or []
     if faults:
         if not isinstance(faults, list) or len(faults) != 1 or not isinstance(faults[0], dict):
@@ -416,14 +207,11 @@ def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
         return Replay(d, problems, False)
     if on_step is not None:
         on_step(d, len(decisions))
-    return Replay(d, problems, True, hands, table)
+    return Replay(d, problems, True)
 
 
 def _illegal(e: IllegalAction, n: int, seat: int, text: str) -> tuple[str, str]:
-    msg = str(e)
-    if msg.startswith(e.rule + ": "):
-        msg = msg[len(e.rule) + 2:]
-    return e.rule, f"decision {n} (seat {seat}, {text}) is illegal: {msg}"
+    return e.rule, f"decision {n} (seat {seat}, {text}) is illegal: {e.detail}"
 
 
 def _decision_problem(d: Deal, dec, n: int) -> tuple[str, str]:
@@ -442,42 +230,6 @@ def _dec_text(dec) -> str:
     if isinstance(dec, dict):
         return f"{dec.get('decision')} {dec.get('action')}"
     return repr(dec)
-
-
-def collected_deck(rec: dict, rp: Replay) -> list[Card]:
-    """R2.3–R2.4: the deck after collecting a finished deal (top first, before the cut).
-
-    Built here from the replayed tricks, the final talon and the hand order
-    tracked while replaying, not by the engine's own collection.
-    """
-    d = rp.deal
-    hands = [list(h) for h in rp.hands]
-    table = rp.table
-    actor = d.actor
-    laid_pile: list[Card] = []
-    if d.fault_info is not None:
-        for s, c in table:  # R2.3: cards on the table go back to their players
-            hands[s].append(c)
-    elif d.laid is not None:
-        if d.game == "betl":  # R2.4: betl cards stay in the hands, table cards go back
-            for s, c in table:
-                hands[s].append(c)
-        else:  # R2.4: table cards, the actor's hand, the others clockwise
-            laid_pile = [c for _s, c in table] + hands[actor] + hands[(actor + 1) % 3] + hands[(actor + 2) % 3]
-            hands = [[], [], []]
-    piles: list[list[Card]] = [[], [], []]
-    if d.talon and d.talon_owner is not None:  # the final talon, under its discarder's pile
-        piles[d.talon_owner].extend(d.talon)
-    for _leader, cards, winner in d.tricks:
-        piles[winner].extend(cards)
-    if laid_pile:
-        piles[actor].extend(laid_pile)
-    for s in range(3):
-        piles[s].extend(hands[s])
-    f = d.forhont
-    stack = piles[f] + piles[(f + 1) % 3] + piles[(f + 2) % 3]  # bottom to top
-    stack.reverse()
-    return stack
 
 
 # ------------------------------------------------------------------ comparing a replay with its record
@@ -827,10 +579,7 @@ class _FileCheck:
                 out.append(("format", f"malformed outcome fields ({e.__class__.__name__}: {e})"))
             for rule, msg in out:
                 self.add(n, rule, f"deal {i}: {msg}")
-            try:
-                collected = collected_deck(rec, rp)
-            except (KeyError, TypeError, ValueError) as e:
-                self.add(n, "format", f"deal {i}: cannot collect the deck from the record ({e.__class__.__name__}: {e})")
+            collected = rp.deal.collected_deck()  # the engine's collection (R2.3, R2.4), as partie.next_deck
             if len(self.problems) == before:
                 rep.deals_replayed += 1
             if self.keep_deals and type(p) is int:
