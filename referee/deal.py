@@ -164,6 +164,34 @@ class Deal:
         self.result: settle.Settlement | None = None
         self._legal_cache: list[Action] | None = None
 
+    def copy(self) -> "Deal":
+        """An independent copy of this state (as python-chess's ``Board.copy``): applying
+        actions to one never changes the other.  Much cheaper than ``copy.deepcopy``."""
+        new = object.__new__(Deal)
+        d = new.__dict__
+        d.update(self.__dict__)
+        d["deck"] = list(self.deck)
+        d["hands"] = [list(h) for h in self.hands]
+        d["masks"] = list(self.masks)
+        d["history"] = list(self.history)
+        d["decisions"] = list(self.decisions)
+        d["talon"] = list(self.talon)
+        d["talons"] = [(s, cards, set(knowers)) for s, cards, knowers in self.talons]
+        d["_answerers"] = list(self._answerers)
+        d["levels"] = dict(self.levels)
+        d["proti"] = dict(self.proti)
+        d["_speakers"] = list(self._speakers)
+        d["_round_raised"] = set(self._round_raised)
+        d["_round_announced"] = set(self._round_announced)
+        d["trick"] = list(self.trick)
+        d["trick_seats"] = list(self.trick_seats)
+        d["tricks"] = list(self.tricks)
+        d["taken"] = [list(t) for t in self.taken]
+        d["points"] = list(self.points)
+        d["hlasky"] = list(self.hlasky)
+        d["sedma_lost_early"] = set(self.sedma_lost_early)
+        return new
+
     # ------------------------------------------------------------ queries
     @property
     def done(self) -> bool:
