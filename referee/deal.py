@@ -36,6 +36,10 @@ TRUMP, TALON, ANSWER, CONTRACT, FLEK, PLAY, DONE = "trump", "talon", "answer", "
 NO_POINTS_MASK = FULL_MASK & ~sum((1 << (s * 8 + TEN)) | (1 << (s * 8 + ACE)) for s in range(4))
 _ALL_CARDS = frozenset(range(32))
 _BIT = tuple(1 << c for c in range(32))
+#: The action kinds each decision takes (R3-R8), and the rule a wrong kind breaks.
+_DECISION_KINDS = {TRUMP: ("trump",), TALON: A.GAME_KINDS, ANSWER: ("dobra", "spatna", "durch"),
+                   CONTRACT: ("contract",), FLEK: ("dobra", "flek"), PLAY: ("play", "lay"), DONE: ()}
+_DECISION_RULE = {TRUMP: "R3.1", TALON: "R3.2", ANSWER: "R4.1", CONTRACT: "R5.1", FLEK: "R5.3", PLAY: "R7.2"}
 _POINTS = tuple(10 if (c & 7) in (TEN, ACE) else 0 for c in range(32))
 _CARD_CODE = tuple(str(c) for c in CARDS)  # card -> its code, without a method call per card (view)
 
@@ -346,8 +350,12 @@ class Deal:
     def is_legal(self, action: Action | str) -> bool:
         """Is ``action`` legal for :attr:`to_move` now?  The same answer as
         ``action in legal_actions()``, without listing the alternatives."""
+        if action.__class__ is not Action:
+            action = A.parse_action(action)
+        if action.kind not in _DECISION_KINDS[self.phase]:  # the common case in a membership test
+            return False
         try:
-            self.verify(action)
+            self._verify(action)
         except IllegalAction:
             return False
         return True
@@ -368,11 +376,13 @@ class Deal:
         ph = self.phase
         seat = self.to_move
         kind = action.kind
+        if kind not in _DECISION_KINDS[ph]:
+            if ph == DONE:
+                raise IllegalAction("R7.11", "the deal is over")
+            raise _wrong_decision(_DECISION_RULE[ph], seat, ph, action)
         if ph == PLAY:
             if kind == "play":
                 self._verify_card(seat, action.cards[0])
-            elif kind != "lay":
-                raise _wrong_decision("R7.2", seat, ph, action)
             elif seat != self.actor or not self.lay_offered:
                 raise IllegalAction("R8.1", "laying the cards is not offered now")
         elif ph == FLEK:
@@ -384,21 +394,15 @@ class Deal:
             if kind not in allowed or action.cards:
                 raise _wrong_decision("R4.1", seat, ph, action)
         elif ph == TRUMP:
-            if kind != "trump":
-                raise _wrong_decision("R3.1", seat, ph, action)
             if action.cards and action.cards[0] not in self.hands[self.forhont][:7]:
                 raise IllegalAction("R3.1", "the trump card must be one of the forhont's first seven cards "
                                             f"or z lidu, not {action.cards[0]}")
         elif ph == CONTRACT:
-            if kind != "contract":
-                raise _wrong_decision("R5.1", seat, ph, action)
             name = action.words[0]
             if "sedma" in name and not self._has_trump_seven(seat):
                 raise IllegalAction("R5.1", "sedma needs the trump seven in hand")
             if "sto" in name and not self._has_hlaska(seat):
                 raise IllegalAction("R5.1", "sto needs a hláška (K and O of one suit) in hand")
-        else:
-            raise IllegalAction("R7.11", "the deal is over")
 
     def _verify_talon(self, seat: int, action: Action) -> None:
         """R3.2 (the forhont's discards), R4.2 (after špatná: betl or durch), R4.3 (after durch: durch)."""
@@ -424,8 +428,6 @@ class Deal:
         kind = action.kind
         if kind == "dobra":
             return
-        if kind != "flek":
-            raise _wrong_decision("R5.3", seat, FLEK, action)
         if action.proti and not set(action.proti) <= set(self._proti_options(seat)):
             raise IllegalAction("R5.2", f"{action} announces a game against that is not open to seat {seat}")
         levels = self.levels
