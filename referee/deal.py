@@ -167,6 +167,11 @@ class Deal:
         self.fault_info: Fault | None = None
         self.result: settle.Settlement | None = None
         self._legal_cache: list[Action] | None = None
+        # parts of the views kept between calls (see view): they only grow, or change with a bid
+        self._trick_views: list[dict] = []
+        self._hlaska_views: list[dict] = []
+        self._n_bids = 0  # bids applied (every action but a card play)
+        self._bid_views: list[tuple[int, list[dict]] | None] = [None, None, None]
 
     def copy(self) -> "Deal":
         """An independent copy of this state (as python-chess's ``Board.copy``): applying
@@ -194,6 +199,9 @@ class Deal:
         d["points"] = list(self.points)
         d["hlasky"] = list(self.hlasky)
         d["sedma_lost_early"] = set(self.sedma_lost_early)
+        d["_trick_views"] = list(self._trick_views)
+        d["_hlaska_views"] = list(self._hlaska_views)
+        d["_bid_views"] = list(self._bid_views)
         return new
 
     # ------------------------------------------------------------ queries
@@ -480,10 +488,13 @@ class Deal:
         ph = self.phase
         if ph == PLAY:
             if action.kind == "lay":
+                self._n_bids += 1
                 self._lay(seat)
             else:
                 self._play(seat, action.cards[0])
-        elif ph == FLEK:
+            return
+        self._n_bids += 1  # a bid: the redacted bids of every seat change
+        if ph == FLEK:
             self._apply_flek(seat, action)
         elif ph == TRUMP:
             self._apply_trump(action)
@@ -918,7 +929,31 @@ class Deal:
 
     # ------------------------------------------------------------ views
     def view(self, seat: int) -> dict:
-        """What ``seat`` knows now: never another player's hidden card."""
+        """What ``seat`` knows now: never another player's hidden card.
+
+        Built from parts kept between calls (the finished tricks and hlášky, which
+        only grow, and each seat's redacted bids, which change only with a bid), so a
+        view in the play costs little more than its changing fields.  The dicts
+        inside ``bids``, ``tricks`` and ``hlasky`` are shared between views: treat a
+        view as read-only (its top-level lists and dicts are fresh).
+        """
+        tv = self._trick_views
+        if len(tv) < len(self.tricks):
+            tv.extend(_trick_view(t) for t in self.tricks[len(tv):])
+        hv = self._hlaska_views
+        if len(hv) < len(self.hlasky):
+            hv.extend(h.to_dict() for h in self.hlasky[len(hv):])
+        bids = self._bid_views[seat]
+        if bids is None or bids[0] != self._n_bids:
+            bids = self._bid_views[seat] = (self._n_bids, self._view_bids(seat))
+        return self._view(seat, list(bids[1]), list(tv), list(hv))
+
+    def view_from_scratch(self, seat: int) -> dict:
+        """:meth:`view` built without the kept parts (what tests compare it with)."""
+        return self._view(seat, self._view_bids(seat), [_trick_view(t) for t in self.tricks],
+                          [h.to_dict() for h in self.hlasky])
+
+    def _view(self, seat: int, bids: list, tricks: list, hlasky: list) -> dict:
         code = _CARD_CODE
         hand = self.hands[seat]
         if seat == self.forhont and self.zlidu is None:  # R3.1: no trump chosen, only 7 seen
@@ -927,7 +962,8 @@ class Deal:
         talon = None
         if self.talon and seat in self.talons[-1][2]:
             talon = [code[c] for c in self.talon]
-        v = {
+        laid = self.laid
+        return {
             "seat": seat,
             "forhont": self.forhont,
             "dealer": self.dealer,
@@ -943,16 +979,15 @@ class Deal:
             "contract": self.contract,
             "levels": dict(self.levels),
             "proti": dict(self.proti),
-            "bids": self._view_bids(seat),
-            "tricks": [{"leader": l, "cards": [code[c] for c in cs], "winner": w} for l, cs, w in self.tricks],
+            "bids": bids,
+            "tricks": tricks,
             "trick": [{"seat": s, "card": code[c]} for s, c in zip(self.trick_seats, self.trick)],
-            "hlasky": [h.to_dict() for h in self.hlasky],
+            "hlasky": hlasky,
             "points": list(self.points),
-            "laid": {"seat": self.laid[0], "cards": [code[c] for c in self.laid[1]]} if self.laid else None,
+            "laid": {"seat": laid[0], "cards": [code[c] for c in laid[1]]} if laid else None,
             "lay_offered": self.lay_offered if seat == self.actor else False,
             "result": self.result.to_dict() if self.result else None,
         }
-        return v
 
     def _view_bids(self, seat: int) -> list[dict]:
         """Every action but the card plays, as ``seat`` may see it: the discards
@@ -983,6 +1018,11 @@ class Deal:
     def __repr__(self) -> str:
         hands = " | ".join(format_cards(h) for h in self.hands)
         return f"<Deal forhont={self.forhont} phase={self.phase} to_move={self.to_move} hands=[{hands}]>"
+
+
+def _trick_view(trick: tuple[int, tuple[Card, ...], int]) -> dict:
+    leader, cards, winner = trick
+    return {"leader": leader, "cards": [_CARD_CODE[c] for c in cards], "winner": winner}
 
 
 def _cards_in_view(v: dict) -> set[Card]:
