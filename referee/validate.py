@@ -4,15 +4,17 @@ Every deal is replayed from its recorded deck with the engine, independently
 of the recorder: each recorded action must be legal at its moment, a recorded
 fault is re-applied at its moment, the deck of each deal must be exactly what
 R2.2–R2.6 derive from the previous deal and the recorded cut (the engine's
-collection of the replayed deal, cut as recorded), and every recorded outcome (tricks, hlášky, laid cards, components, payments,
-totals, places) must equal the replay's.  Each problem names the rule it
-breaks: ``file:line: R7.2: …``.  Problems that are not about the game (a line
-that is not JSON, a missing field) are named ``format``; a log without its
-footer is ``incomplete``.
+collection of the replayed deal, cut as recorded), and every recorded outcome
+(tricks, hlášky, laid cards, components, payments, totals, places) must equal
+the replay's.  Each problem names the rule it breaks: ``file:line: R7.2: …``.
+Problems that are not about the game (a line that is not JSON, a missing
+field) are named ``format``; a log without its footer is ``incomplete``.
 
-Optionally (``transcripts``), the per-seat protocol transcripts written by the
-referee are checked for information leaks: no message sent to a seat may name
-a card that seat could not know at that moment (see :func:`check_transcript`).
+This module holds the file checks (records in order, partie and deal numbering,
+the deck chain, totals, the parallel runner); replaying one deal record and
+comparing it with the replay is :mod:`referee.replay`.  Optionally
+(``transcripts``), the per-seat protocol transcripts written by the referee are
+checked for information leaks (:mod:`referee.leaks`).
 """
 
 from __future__ import annotations
@@ -23,20 +25,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .actions import Action, ActionError, parse_action
-from .cards import CARDS, SUIT_CODES, Card
-from .deal import DONE, Deal, IllegalAction
-from .log import FORMAT, FORMAT_VERSION, dealt_hands, iter_lines, parse_lines, read_lines, split_lines
+from .cards import CARDS, Card
+from .log import FORMAT, FORMAT_VERSION, dealt_hands, iter_lines, parse_lines, split_lines
 from .partie import CUT_RANGE, forhont_of, places
+from .replay import _short, compare, replay_record
 
-PHASE_RULE = {"trump": "R3.1", "talon": "R3.2", "answer": "R4.1", "contract": "R5.1", "flek": "R5.3", "play": "R7.1"}
-OUTCOME_RULE = {"hra": "R7.6", "sto": "R7.7", "sto-proti": "R7.7", "sedma": "R7.8", "sedma-proti": "R7.8",
-                "ticha-sedma": "R7.9", "tiche-sto": "R7.10", "betl": "R7.11", "durch": "R7.11"}
-AMOUNT_RULE = {"sto": "R9.2", "sto-proti": "R9.2"}  # every other component: R9.1 (× R9.3, R9.4)
-RESULT_KIND_RULE = {"conceded": "R6.1", "not-played": "R6.2", "fault": "R12.2", "played": "R6.3"}
 _BY_CODE = {str(c): c for c in CARDS}
-CODE = tuple(str(c) for c in CARDS)  # card -> its code, without a method call
-_CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])[789XUOKA][hlba](?![0-9A-Za-z])")
 
 
 @dataclass
@@ -97,19 +91,7 @@ class Report:
         }
 
 
-# ------------------------------------------------------------------ replay of one deal record
-
-_ACTION_CACHE: dict[str, Action] = {}
-
-
-def _action(text) -> Action:
-    a = _ACTION_CACHE.get(text)
-    if a is None:
-        a = parse_action(text)
-        if len(_ACTION_CACHE) < 100_000:
-            _ACTION_CACHE[text] = a
-    return a
-
+# ------------------------------------------------------------------ the deck of a record
 
 def parse_deck(value) -> tuple[list[Card] | None, str | None]:
     """A recorded deck: 32 distinct card codes.  (cards, None) or (None, why not)."""
@@ -125,251 +107,6 @@ def parse_deck(value) -> tuple[list[Card] | None, str | None]:
         return None, (f"R1.1: the deck needs the 32 cards exactly once; it has {len(cards)} codes"
                       + (f", missing {' '.join(str(c) for c in missing)}" if missing else ""))
     return cards, None
-
-
-@dataclass
-class Replay:
-    """A deal record replayed by the engine."""
-
-    deal: Deal | None
-    problems: list[tuple[str, str]]
-    complete: bool  # every decision applied (and the fault, if any) and the deal over
-
-
-def _seat_rule(deal: Deal) -> str:
-    if deal.phase == "play":
-        return "R7.1" if not deal.trick else "R1.5"
-    if deal.phase == "talon" and deal.talons:
-        return "R4.2"
-    return PHASE_RULE.get(deal.phase, "R1.5")
-
-
-def replay_record(rec: dict, deck: list[Card], on_step=None) -> Replay:
-    """Replay ``rec``'s decisions (and fault) on a fresh deal from ``deck`` with the engine.
-
-    Each recorded decision must be the one the engine asks for (seat and kind) and
-    its action must pass :meth:`Deal.apply` (which verifies it, naming the rule it
-    breaks).  ``on_step(deal, i)`` is called before decision ``i`` and once more,
-    with ``i == len(decisions)``, when the deal is over.
-    """
-    problems: list[tuple[str, str]] = []
-    forhont = rec.get("forhont")
-    if forhont not in (0, 1, 2):
-        return Replay(None, [("format", f"forhont {forhont!r} is not a seat 0..2")], False)
-    d = Deal(deck, forhont)
-    decisions = rec.get("decisions")
-    if not isinstance(decisions, list):
-        return Replay(d, [("format", "the deal has no list of decisions")], False)
-    apply = d.apply
-    cache = _ACTION_CACHE
-    for i, dec in enumerate(decisions):
-        if on_step is not None:
-            on_step(d, i)
-        phase = d.phase
-        try:
-            seat = dec["seat"]
-            text = dec["action"]
-            bad = seat != d.to_move or dec["decision"] != phase or phase == DONE
-        except (KeyError, TypeError):
-            bad = True
-        if bad:
-            problems.append(_decision_problem(d, dec, i + 1))
-            return Replay(d, problems, False)
-        action = cache.get(text) if type(text) is str else None
-        if action is None:
-            try:
-                action = _action(text)
-            except (ActionError, TypeError) as e:
-                problems.append((PHASE_RULE[phase], f"decision {i + 1} (seat {seat}): malformed action {text!r}: {e}"))
-                return Replay(d, problems, False)
-        try:
-            apply(action)
-        except IllegalAction as e:
-            problems.append(_illegal(e, i + 1, seat, text))
-            return Replay(d, problems, False)
-    faults = rec.get("faults") or []
-    if faults:
-        if not isinstance(faults, list) or len(faults) != 1 or not isinstance(faults[0], dict):
-            problems.append(("format", "faults is a list of at most one fault (a fault ends the deal, R12.1)"))
-            return Replay(d, problems, False)
-        f = faults[0]
-        if d.phase == DONE:
-            problems.append(("R12.1", f"a fault of seat {f.get('seat')} is recorded after the deal was over"))
-            return Replay(d, problems, False)
-        if f.get("seat") not in (0, 1, 2):
-            problems.append(("format", f"the fault's seat {f.get('seat')!r} is not a seat 0..2"))
-            return Replay(d, problems, False)
-        d.fault(f["seat"], str(f.get("kind", "")), str(f.get("message", "")), str(f.get("evidence", "")),
-                f.get("elapsed") if isinstance(f.get("elapsed"), (int, float)) else None)
-    if d.phase != DONE:
-        problems.append(("R12.1", f"the {len(decisions)} recorded decisions stop before the deal is over "
-                                  f"(seat {d.to_move} still has a {d.phase} decision) and no fault is recorded"))
-        return Replay(d, problems, False)
-    if on_step is not None:
-        on_step(d, len(decisions))
-    return Replay(d, problems, True)
-
-
-def _illegal(e: IllegalAction, n: int, seat: int, text: str) -> tuple[str, str]:
-    return e.rule, f"decision {n} (seat {seat}, {text}) is illegal: {e.detail}"
-
-
-def _decision_problem(d: Deal, dec, n: int) -> tuple[str, str]:
-    """Why decision ``n`` cannot be the next one: the deal is over, the seat or the decision kind is wrong."""
-    if d.phase == DONE:
-        return "R7.11", f"decision {n} ({_dec_text(dec)}) comes after the deal was over"
-    if type(dec) is not dict or not {"seat", "decision", "action"} <= dec.keys():
-        return "format", f"decision {n} is not an object with seat, decision and action"
-    seat = dec["seat"]
-    if seat != d.to_move:
-        return _seat_rule(d), f"decision {n} ({_dec_text(dec)}) is recorded for seat {seat}, but it is seat {d.to_move}'s turn ({d.phase})"
-    return PHASE_RULE[d.phase], f"decision {n} is recorded as a {dec['decision']!r} decision; seat {seat} faced a {d.phase} decision"
-
-
-def _dec_text(dec) -> str:
-    if isinstance(dec, dict):
-        return f"{dec.get('decision')} {dec.get('action')}"
-    return repr(dec)
-
-
-# ------------------------------------------------------------------ comparing a replay with its record
-
-def _component_rule(kind: str, name: str, default: str) -> str:
-    if kind == "fault":
-        return "R12.2"
-    if kind == "conceded":
-        return "R6.1"
-    if kind == "not-played":
-        return "R6.2"
-    return default
-
-
-def compare(rec: dict, d: Deal, out: list[tuple[str, str]]) -> None:
-    """Append (rule, message) for every recorded outcome that differs from the replay ``d``."""
-    game = d.game
-    betl_durch = game in ("betl", "durch")
-
-    def diff(key, expected, rule, what):
-        if key in rec and rec[key] != expected:
-            out.append((rule, f"{what}: the replay gives {_short(expected)}, the log says {_short(rec[key])}"))
-
-    diff("trump_card", CODE[d.trump_card] if d.trump_card is not None else None, "R3.1", "trump card")
-    diff("zlidu", d.zlidu, "R3.1", "z lidu")
-    diff("talons", [{"seat": s, "cards": [CODE[a], CODE[b]]} for s, (a, b), _k in d.talons], "R3.3", "discards (talons)")
-    diff("talon", [CODE[c] for c in d.talon], "R3.3", "final talon")
-    diff("talon_owner", d.talon_owner, "R3.3", "talon owner")
-    diff("game", game, "R3.2", "game")
-    diff("actor", d.actor, "R1.6", "actor")
-    diff("contract", d.contract, "R5.1", "contract")
-    diff("trump", SUIT_CODES[d.trump] if d.trump is not None else None, "R3.1", "trump suit")
-    diff("levels", d.levels, "R5.4" if betl_durch else "R5.3", "levels")
-    diff("proti", d.proti, "R5.2", "games against")
-    diff("points", d.points, "R1.4", "card points per seat")
-    if d.hlasky or rec.get("hlasky"):
-        diff("hlasky", [{"seat": h.seat, "suit": SUIT_CODES[h.suit], "points": h.points} for h in d.hlasky], "R7.5", "hlášky")
-    diff("laid", {"seat": d.laid[0], "cards": [CODE[c] for c in d.laid[1]]} if d.laid else None, "R8.4", "laid cards")
-
-    rt = rec.get("tricks")
-    same = isinstance(rt, list) and len(rt) == len(d.tricks)
-    if same:
-        for (l, cs, w), t in zip(d.tricks, rt):
-            if (type(t) is not dict or t.get("leader") != l or t.get("winner") != w
-                    or t.get("cards") != [CODE[cs[0]], CODE[cs[1]], CODE[cs[2]]]):
-                same = False
-                break
-    if not same:
-        tricks = [{"leader": l, "cards": [CODE[c] for c in cs], "winner": w} for l, cs, w in d.tricks]
-        if not isinstance(rt, list):
-            out.append(("format", "tricks is not a list"))
-        else:
-            if len(rt) != len(tricks):
-                out.append(("R7.11" if betl_durch else "R7.12",
-                            f"the replay has {len(tricks)} tricks, the log {len(rt)}"))
-            play_rule = "R7.3" if betl_durch else "R7.2"
-            for i, (a, b) in enumerate(zip(tricks, rt), 1):
-                if not isinstance(b, dict):
-                    out.append(("format", f"trick {i} is not an object"))
-                    continue
-                if a["leader"] != b.get("leader"):
-                    out.append(("R7.1", f"trick {i} is led by seat {a['leader']}, the log says seat {b.get('leader')}"))
-                if a["cards"] != b.get("cards"):
-                    out.append((play_rule, f"trick {i} is {' '.join(a['cards'])}, the log says {_short(b.get('cards'))}"))
-                if a["winner"] != b.get("winner"):
-                    out.append(("R1.3", f"trick {i} ({' '.join(a['cards'])}) is won by seat {a['winner']}, the log says seat {b.get('winner')}"))
-
-    res = rec.get("result")
-    r = d.result
-    if not isinstance(res, dict):
-        out.append(("format", "the deal has no result object"))
-        return
-    kind = r.kind
-    if res.get("kind") != kind:
-        rule = RESULT_KIND_RULE.get(res.get("kind")) if res.get("kind") != "played" else None
-        rule = rule or RESULT_KIND_RULE[kind]
-        out.append((rule, f"result: the deal is {kind}, the log says {res.get('kind')!r}"))
-    if res.get("actor") != r.actor:
-        out.append(("R1.6", f"result: the actor is {r.actor}, the log says {res.get('actor')!r}"))
-    comps = res.get("components")
-    if not isinstance(comps, list):
-        out.append(("format", "result.components is not a list"))
-        comps = []
-    names = [c.name for c in r.components]
-    rnames = [c.get("name") if isinstance(c, dict) else None for c in comps]
-    if names != rnames:
-        odd = [n for n in rnames if n not in names] + [n for n in names if n not in rnames]
-        odd_rule = OUTCOME_RULE.get(odd[0], "R5.1") if odd else "R9.5"
-        if odd and odd[0] in ("sedma-proti", "sto-proti"):
-            odd_rule = "R5.2"
-        out.append((_component_rule(kind, "", odd_rule),
-                    f"result components: the replay settles {names}, the log lists {rnames}"))
-    for c, rc in zip(r.components, comps):
-        if not isinstance(rc, dict) or rc.get("name") != c.name:
-            continue
-        nm = c.name
-        if rc.get("owner") != c.owner:
-            out.append((_component_rule(kind, nm, "R1.6"), f"{nm}: owner is {c.owner}, the log says {rc.get('owner')!r}"))
-        if rc.get("level") != c.level:
-            lrule = "R5.4" if nm in ("betl", "durch") else ("R9.3" if nm == "tiche-sto" else "R5.3")
-            out.append((lrule if kind != "fault" else "R12.2",
-                        f"{nm}: level {c.level}, the log says {rc.get('level')!r}"))
-        if rc.get("won") != c.won:
-            out.append((_component_rule(kind, nm, OUTCOME_RULE.get(nm, "R7.6")),
-                        f"{nm}: {'won' if c.won else 'lost'} by its owner ({c.owner}), the log says {'won' if rc.get('won') else 'lost'}"))
-        if rc.get("amount") != c.amount:
-            out.append((_component_rule(kind, nm, AMOUNT_RULE.get(nm, "R9.1")),
-                        f"{nm}: amount {c.amount} ({c.detail}), the log says {rc.get('amount')!r}"))
-    pay = res.get("payments")
-    if not (isinstance(pay, list) and len(pay) == 3 and all(type(x) is int for x in pay)):
-        out.append(("format", f"result.payments must be three integers, got {_short(pay)}"))
-        return
-    if sum(pay) != 0:
-        out.append(("R9.5", f"payments {pay} sum to {sum(pay):+d}, not zero"))
-    if pay != list(r.payments):
-        out.append(("R12.2" if kind == "fault" else ("R6.1" if kind == "conceded" else "R9.5"),
-                    f"payments: the replay gives {list(r.payments)}, the log says {pay}"))
-    # the payments must follow from the recorded components themselves (R9.5, R12.2)
-    if names == rnames and kind != "fault" and r.actor is not None:
-        expected = _payments_from(res, r.actor, None)
-        if expected is not None and expected != pay and pay == list(r.payments):
-            out.append(("R9.5", f"payments {pay} do not follow from the recorded components ({expected})"))
-
-
-def _payments_from(res: dict, actor: int, faulting_defender: int | None) -> list[int] | None:
-    """R9.5: each defender pays a component's amount, the actor receives twice that."""
-    total = 0
-    for c in res.get("components", []):
-        amount = c.get("amount") if isinstance(c, dict) else None
-        if type(amount) is not int or c.get("owner") not in ("actor", "defence"):
-            return None
-        total += amount if (c.get("owner") == "actor") == bool(c.get("won")) else -amount
-    pay = [-total, -total, -total]
-    pay[actor] = 2 * total
-    return pay
-
-
-def _short(v) -> str:
-    s = json.dumps(v, ensure_ascii=False)
-    return s if len(s) <= 160 else s[:157] + "..."
 
 
 # ------------------------------------------------------------------ a whole file
@@ -659,6 +396,7 @@ def validate_file(path, transcripts=None, jobs: int = 1) -> Report:
     with _gc_paused():
         report = check.run()
     if transcripts is not None:
+        from .leaks import check_transcript
         tdir = Path(transcripts)
         stem = path.name[:-len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
         for tpath in sorted(tdir.glob(f"{stem}.seat*.transcript.jsonl")):
@@ -822,167 +560,3 @@ def log_files(paths) -> list[Path]:
         else:
             out.append(p)
     return out
-
-
-# ------------------------------------------------------------------ transcripts: information leaks
-
-def _cards_mentioned(obj, skip=("message", "evidence", "notes", "detail")) -> set[str]:
-    """Card codes in a message's structured fields (free-text fields are not scanned)."""
-    found: set[str] = set()
-    stack = [obj]
-    while stack:
-        o = stack.pop()
-        if isinstance(o, str):
-            found.update(_CARD_TOKEN.findall(o))
-        elif isinstance(o, dict):
-            stack.extend(v for k, v in o.items() if k not in skip)
-        elif isinstance(o, list):
-            stack.extend(o)
-    return found
-
-
-class _Knowledge:
-    """What each seat may know of a replayed deal, moment by moment (cumulative)."""
-
-    def __init__(self, rec: dict, deck: list[Card]):
-        self.snapshots: list[list[int]] = []  # after i decisions: a mask per seat
-        self.talon_masks: list[int] = []  # cards that were in any talon up to moment i
-        self.trump_masks: list[int] = []
-        known = [0, 0, 0]
-
-        def step(deal: Deal, i: int) -> None:
-            played = deal.played_mask
-            tal = 0
-            for _s, cards, _k in deal.talons:
-                for c in cards:
-                    tal |= 1 << c
-            laid = 0
-            if deal.laid:
-                for c in deal.laid[1]:
-                    laid |= 1 << c
-            for s in range(3):
-                m = played | laid
-                for c in deal.known_cards(s):
-                    m |= 1 << c
-                for ts, cards, knowers in deal.talons:
-                    if s in knowers:
-                        for c in cards:
-                            m |= 1 << c
-                for c in deal.trick:
-                    m |= 1 << c
-                known[s] |= m
-            self.snapshots.append(list(known))
-            self.talon_masks.append(tal)
-            self.trump_masks.append((1 << deal.trump_card) if deal.trump_card is not None else 0)
-
-        rp = replay_record(rec, deck, on_step=step)
-        self.ok = rp.complete
-        if not self.snapshots:
-            self.snapshots.append([0, 0, 0])
-            self.talon_masks.append(0)
-            self.trump_masks.append(0)
-
-    def at(self, moment: int | None) -> int:
-        """Index of the snapshot for ``moment`` decisions made (None: the end)."""
-        last = len(self.snapshots) - 1
-        return last if moment is None else max(0, min(moment, last))
-
-
-def _leak_rule(card: Card, k: _Knowledge, idx: int) -> str:
-    if k.trump_masks[idx] >> card & 1:
-        return "R3.1"
-    if k.talon_masks[idx] >> card & 1:
-        return "R3.3"
-    return "R8.4"
-
-
-def check_transcript(tpath: Path, seat: int, deals: dict) -> tuple[list[Problem], int]:
-    """Check one seat's transcript for cards the seat could not know.
-
-    Each message sent to the seat inside a deal is checked at its moment, the
-    number of decisions made: a ``request`` at the count its view shows (bids +
-    cards played), an ``event`` at the count of ``action`` events the seat has
-    been sent in the deal so far (one per decision, PROTOCOL.md section 8), a
-    ``deal_end`` at the end.  Checked: every card code in the request's view and
-    legal actions or in the event (hand, talon, trump card, bids, ...); free-text
-    fields (message, evidence) are not scanned.  A card is allowed if the seat
-    has held it, discarded or taken it in a talon, seen it played or laid, or
-    been shown it as the trump card, at that moment.
-    """
-    problems: list[Problem] = []
-    spath = str(tpath)
-    try:
-        records, bad = read_lines(tpath)
-    except OSError as e:
-        return [Problem(0, "format", f"cannot read the transcript: {e.strerror or e}", spath)], 0
-    for n, msg in bad:
-        problems.append(Problem(n, "format", msg, spath))
-    partie = None
-    current: tuple[int, int] | None = None
-    by_deal: dict[tuple[int, int], list[tuple[int, dict]]] = {}
-    for n, rec in records:
-        if rec.get("dir") != "send":
-            continue
-        if rec.get("seat") not in (None, seat):
-            problems.append(Problem(n, "format", f"a line of seat {rec.get('seat')!r} in seat {seat}'s transcript", spath))
-            continue
-        raw = rec.get("line")
-        if not isinstance(raw, str):
-            problems.append(Problem(n, "format", "the transcript line has no protocol line", spath))
-            continue
-        for part in raw.splitlines():
-            if not part.strip():
-                continue
-            try:
-                msg = json.loads(part)
-            except ValueError:
-                problems.append(Problem(n, "format", "the recorded protocol line is not JSON", spath))
-                continue
-            if not isinstance(msg, dict):
-                continue
-            t = msg.get("type")
-            if t == "partie_start":
-                partie = msg.get("partie")
-                current = None
-            elif t == "deal_start":
-                current = (msg.get("partie", partie), msg.get("deal"))
-            elif t in ("event", "deal_end", "request") and msg.get("deal") is not None:
-                current = (msg.get("partie", partie), msg.get("deal"))
-            if t in ("request", "event", "deal_end"):
-                if current is None:
-                    problems.append(Problem(n, "format", f"a {t} outside a deal", spath))
-                    continue
-                by_deal.setdefault(current, []).append((n, msg))
-    count = 0
-    for key, msgs in by_deal.items():
-        entry = deals.get(key)
-        if entry is None:
-            problems.append(Problem(msgs[0][0], "format", f"partie {key[0]} deal {key[1]} is not a replayed deal of the log", spath))
-            continue
-        _line, rec, deck = entry
-        know = _Knowledge(rec, deck)
-        actions_seen = 0
-        for n, msg in msgs:
-            count += 1
-            t = msg.get("type")
-            if t == "request":
-                v = msg.get("view") or {}
-                moment: int | None = len(v.get("bids") or []) + 3 * len(v.get("tricks") or []) + len(v.get("trick") or [])
-                body = {"view": v, "legal": msg.get("legal")}
-            elif t == "event":
-                body = msg.get("event")
-                if isinstance(body, dict) and body.get("kind") == "action":
-                    actions_seen += 1
-                moment = None if isinstance(body, dict) and body.get("kind") == "fault" else actions_seen
-            else:
-                moment = None
-                body = {"view": msg.get("view"), "result": msg.get("result")}
-            idx = know.at(moment)
-            allowed = know.snapshots[idx][seat]
-            leaked = sorted(_BY_CODE[c] for c in _cards_mentioned(body) if not allowed >> _BY_CODE[c] & 1)
-            if leaked:
-                where = f"after {moment} decisions" if moment is not None else "the end of the deal"
-                problems.append(Problem(n, _leak_rule(leaked[0], know, idx),
-                                        f"partie {key[0]} deal {key[1]}: the {t} sent to seat {seat} names "
-                                        f"{' '.join(str(c) for c in leaked)}, which seat {seat} cannot know {where}", spath))
-    return problems, count

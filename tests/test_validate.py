@@ -19,7 +19,7 @@ from referee.cards import Card
 from referee.cli import app
 from referee.deal import Deal, IllegalAction
 from referee.log import dealt_hands, read_log, selfplay_log
-from referee.partie import Partie, next_deck, places
+from referee.partie import next_deck, places
 from referee.validate import replay_record, validate_file
 
 from tests.test_log import chooser_bots, fault_log, random_bots
