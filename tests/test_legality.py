@@ -105,11 +105,13 @@ def fingerprint(d: Deal):
 
 
 def check_every_action(d: Deal, rng: random.Random) -> None:
+    before = fingerprint(d)
+    views = [d.view(s) for s in range(3)]
     legal = d.legal_actions()
+    assert fingerprint(d) == before and [d.view(s) for s in range(3)] == views  # queries change nothing (R8.1 included)
     legal_set = set(legal)
     assert len(legal_set) == len(legal), "an action is listed twice"
     seat = d.to_move
-    before = fingerprint(d)
     tried_apply = 0
     for a in VOCABULARY:
         ok = d.is_legal(a)
