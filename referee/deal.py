@@ -357,7 +357,8 @@ class Deal:
     # ------------------------------------------------------------ checking one action
     def is_legal(self, action: Action | str) -> bool:
         """Is ``action`` legal for :attr:`to_move` now?  The same answer as
-        ``action in legal_actions()``, without listing the alternatives."""
+        ``action in legal_actions()``, without listing the alternatives (:meth:`verify`
+        says why not).  Malformed text raises :class:`~referee.actions.ActionError`."""
         if action.__class__ is not Action:
             action = A.parse_action(action)
         if action.kind not in _DECISION_KINDS[self.phase]:  # the common case in a membership test
@@ -375,7 +376,7 @@ class Deal:
         Returns the action (parsed, if given as text; malformed text raises
         :class:`~referee.actions.ActionError`).  Changes nothing.
         """
-        if isinstance(action, str):
+        if action.__class__ is not Action:
             action = A.parse_action(action)
         self._verify(action)
         return action
