@@ -470,7 +470,9 @@ class Deal:
     # ------------------------------------------------------------ apply
     def apply(self, action: Action | str) -> None:
         """Apply a legal action for :attr:`to_move`; anything else raises :class:`IllegalAction`
-        (see :meth:`verify`) and changes nothing."""
+        (see :meth:`verify`) and changes nothing.  An action taken from a short
+        :meth:`legal_actions` list already made is found there by identity; any other
+        is verified directly."""
         if action.__class__ is not Action:
             action = A.parse_action(action)
         legal = self._legal_cache
