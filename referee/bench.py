@@ -183,10 +183,15 @@ while True:
 
 
 def _referee_run(specs, partie: int, seed: int):
+    import tempfile
+    from pathlib import Path
+
     from .match import Limits, MatchConfig, Referee
-    config = MatchConfig(bots=specs, partie=partie, seed=f"bench:{seed}", limits=Limits(move_ms=10_000), keep_partie=True)
-    ref = Referee(config)
-    result = ref.run()
+    with tempfile.TemporaryDirectory(prefix="marias-bench-") as work:  # the bots' stderr, removed afterwards
+        config = MatchConfig(bots=specs, partie=partie, seed=f"bench:{seed}", limits=Limits(move_ms=10_000),
+                             keep_partie=True, work_dir=Path(work))
+        ref = Referee(config)
+        result = ref.run()
     if result.faults:
         raise RuntimeError(f"the benchmark's bots faulted: {result.faults[:3]}")
     decisions = sum(s.decisions for s in result.stats)

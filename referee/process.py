@@ -32,7 +32,8 @@ from protocol.messages import MessageError, decode_line, encode_line
 
 from .faults import BotFault, FaultKind, evidence, tail_evidence
 
-__all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "StderrCopy", "open_private",
+__all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "LineBuffer", "LineTooLong", "StderrCopy",
+           "open_private",
            "kill_process_group_now", "kill_all_bots", "encode_line"]
 
 _CHUNK = 65536
@@ -133,6 +134,57 @@ def _group_has_live_members(pgid: int) -> bool:
 # --------------------------------------------------------------------------
 
 
+class LineTooLong(Exception):
+    """A line longer than the limit; ``head`` is what was held of it when that was known."""
+
+    def __init__(self, head: bytes) -> None:
+        super().__init__(f"line of {len(head)}+ bytes")
+        self.head = head
+
+
+class LineBuffer:
+    """What a bot wrote to stdout, cut into lines of at most ``max_line`` bytes.  A longer line
+    is refused (:class:`LineTooLong`) as soon as it is known to be too long, and the rest of
+    it is skipped up to its newline, so no more than ``max_line`` + one chunk is ever held."""
+
+    def __init__(self, max_line: int) -> None:
+        self.max_line = max(1, int(max_line))
+        self.data = bytearray()
+        self._scan = 0  # bytes of data known to hold no newline
+        self._skipping = False  # discarding the rest of an over-long line
+
+    def feed(self, chunk: bytes) -> None:
+        self.data += chunk
+
+    def next_line(self) -> bytes | None:
+        """Remove and return the next complete line, without its newline (None: none yet)."""
+        data = self.data
+        while data:
+            i = data.find(b"\n", self._scan)
+            if i < 0:
+                if self._skipping:
+                    data.clear()
+                elif len(data) > self.max_line:
+                    head = bytes(data)
+                    data.clear()
+                    self._skipping = True
+                    self._scan = 0
+                    raise LineTooLong(head)
+                self._scan = len(data)
+                return None
+            line = bytes(data[:i])
+            del data[: i + 1]
+            self._scan = 0
+            if self._skipping:
+                self._skipping = False
+                continue
+            if i > self.max_line:
+                raise LineTooLong(line)
+            return line
+        self._scan = 0
+        return None
+
+
 class StderrCopy:
     """A bot's stderr, copied to a file up to ``cap`` bytes (then one marker line), and its
     last few KiB kept in memory for fault reports."""
@@ -231,9 +283,7 @@ class BotProcess:
         self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
         self._peek = None  # a poll over this bot's stdout alone: output nobody asked for?
         # stdout
-        self._buf = bytearray()
-        self._scan = 0  # bytes of _buf known to hold no newline
-        self._skipping = False  # discarding the rest of an over-long line
+        self._lines = LineBuffer(self.max_line)
         self._eof = False
         # exit of the main process (noticed, not reaped until close)
         self._exited = False
@@ -433,14 +483,15 @@ class BotProcess:
 
     def _exit_fault(self, elapsed: float) -> BotFault:
         self._pump_stderr()
-        shown = evidence(self._buf) if self._buf else tail_evidence(self._stderr_copy.tail)
+        held = self._lines.data
+        shown = evidence(held) if held else tail_evidence(self._stderr_copy.tail)
         return BotFault(FaultKind.EXIT, f"{self.name}: {_describe_returncode(self._returncode)}", shown, elapsed)
 
     def _eof_fault(self, start: float) -> BotFault:
         if self._wait_exit(self.eof_exit_wait):
             return self._exit_fault(time.monotonic() - start)
         return BotFault(FaultKind.CLOSED, f"{self.name}: bot closed its standard output but is still running",
-                        evidence(self._buf), time.monotonic() - start)
+                        evidence(self._lines.data), time.monotonic() - start)
 
     def _broken_pipe_fault(self) -> BotFault:
         if self._wait_exit(self.eof_exit_wait):
@@ -518,12 +569,12 @@ class BotProcess:
         if not self._eof and self._peek.poll(0):
             chunk = self._read_chunk()
             if chunk:
-                self._buf += chunk
+                self._lines.feed(chunk)
             elif chunk == b"":
                 self._eof = True
-        if self._buf.strip():
+        if self._lines.data.strip():
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
-                           evidence(self._buf))
+                           evidence(self._lines.data))
 
     def _read_chunk(self) -> bytes | None:
         """What stdout holds now: bytes, ``b""`` at EOF, None if nothing yet."""
@@ -536,10 +587,14 @@ class BotProcess:
 
     def _read_message(self, start: float, timeout: float | None, read_first: bool) -> dict:
         deadline = None if timeout is None else start + timeout
-        buf = self._buf
+        lines = self._lines
         while True:
-            while buf:
-                line = self._take_line(start)
+            while lines.data:
+                try:
+                    line = lines.next_line()
+                except LineTooLong as exc:
+                    raise BotFault(FaultKind.LINE_TOO_LONG, f"{self.name}: line longer than {self.max_line} bytes",
+                                   evidence(exc.head), time.monotonic() - start) from None
                 if line is None:
                     break
                 msg = self._parse(line, start)
@@ -550,7 +605,7 @@ class BotProcess:
             if read_first:  # (not when the request was just written: then nothing is there yet)
                 chunk = self._read_chunk()
                 if chunk:
-                    buf += chunk
+                    lines.feed(chunk)
                     continue
                 if chunk == b"":
                     self._eof = True
@@ -560,40 +615,7 @@ class BotProcess:
             read_first = True
             if not self._wait_for(self._stdout, _IN, deadline) and not self._exited:
                 raise BotFault(FaultKind.TIMEOUT, f"{self.name}: no complete line within {timeout:g} s",
-                               evidence(buf), time.monotonic() - start)
-
-    def _too_long(self, data, start: float) -> BotFault:
-        return BotFault(FaultKind.LINE_TOO_LONG, f"{self.name}: line longer than {self.max_line} bytes",
-                        evidence(data), time.monotonic() - start)
-
-    def _take_line(self, start: float) -> bytes | None:
-        """Remove and return the next complete line from the buffer (None: no complete line);
-        an over-long line is a fault, and what is left of it is skipped up to its newline."""
-        buf = self._buf
-        while buf:
-            i = buf.find(b"\n", self._scan)
-            if i < 0:
-                if self._skipping:
-                    buf.clear()
-                elif len(buf) > self.max_line:
-                    fault = self._too_long(buf, start)
-                    buf.clear()
-                    self._skipping = True
-                    self._scan = 0
-                    raise fault
-                self._scan = len(buf)
-                return None
-            line = bytes(buf[:i])
-            del buf[: i + 1]
-            self._scan = 0
-            if self._skipping:
-                self._skipping = False
-                continue
-            if i > self.max_line:
-                raise self._too_long(line, start)
-            return line
-        self._scan = 0
-        return None
+                               evidence(lines.data), time.monotonic() - start)
 
     def _parse(self, line: bytes, start: float) -> dict | None:
         """The JSON object on ``line`` (None for a blank line); a MALFORMED fault otherwise."""
@@ -665,5 +687,4 @@ class BotProcess:
             self._pump_stderr()
         self._stop_stderr()
         self._drop_pidfd()
-        self._buf = bytearray()
-        self._scan = 0
+        self._lines = LineBuffer(self.max_line)

@@ -260,12 +260,12 @@ def test_without_a_log_the_stderr_files_are_in_a_named_private_folder(tmp_path):
     import subprocess
     r = subprocess.run([sys.executable, "-m", "referee.cli", "match", "-b", "random", "-b", "random", "-b",
                         f"{sys.executable} -c 'import sys; sys.stderr.write(\"hi\\n\"); sys.exit(1)'", "-q"],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert r.returncode == 0, r.stderr
     line = [x for x in r.stdout.splitlines() if x.startswith("bots' stderr: ")][-1]
     folder = Path(line.removeprefix("bots' stderr: "))
     try:
-        assert folder.is_dir() and folder.name.startswith("marias-match-")
+        assert folder.is_dir() and folder.name.startswith("marias-match-") and folder.parent == tmp_path
         assert folder.stat().st_mode & 0o777 == 0o700
         assert (folder / "marias.seat2.stderr.log").read_text().startswith("hi\n")
         assert (folder / "marias.seat2.stderr.log").stat().st_mode & 0o777 == 0o600

@@ -7,8 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from referee.cards import CARDS, format_cards
 from referee.partie import shuffled_deck
+
+
+@pytest.fixture(autouse=True)
+def _private_tmp(tmp_path, monkeypatch):
+    """Without --log a match keeps its bots' stderr in a folder under TMPDIR: the test's own."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
 
 
 def marias(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

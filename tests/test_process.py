@@ -372,7 +372,7 @@ def test_huge_line_without_newline_is_line_too_long():
             assert fault.evidence.startswith("x" * 300)
             assert fault.evidence.endswith("bytes)")
             assert len(fault.evidence) < 400
-            assert len(bot._buf) <= bot.max_line + 65536
+            assert len(bot._lines.data) <= bot.max_line + 65536
         finally:
             bot.close(grace=0.05)
 
@@ -673,3 +673,28 @@ def test_bot_fault_evidence_truncation_and_dict():
     assert str(FaultKind.LINE_TOO_LONG) == "line-too-long"
     assert FaultKind("wrong-id") is FaultKind.WRONG_ID
     assert "timeout" in str(fault)
+
+
+# ----------------------------------------------------------------- LineBuffer
+
+
+def test_line_buffer_cuts_lines_and_refuses_long_ones_without_holding_them():
+    from referee.process import LineBuffer, LineTooLong
+
+    lines = LineBuffer(max_line=5)
+    for chunk in (b"ab", b"c\nde", b"\n\n12345\n"):
+        lines.feed(chunk)
+    assert [lines.next_line(), lines.next_line(), lines.next_line(), lines.next_line()] == [b"abc", b"de", b"", b"12345"]
+    assert lines.next_line() is None
+    lines.feed(b"123456")  # too long before its newline arrives
+    with pytest.raises(LineTooLong) as info:
+        lines.next_line()
+    assert info.value.head == b"123456" and not lines.data
+    lines.feed(b"789" * 1000)  # the rest of it is dropped as it comes
+    assert lines.next_line() is None and not lines.data
+    lines.feed(b"0\nok\n")
+    assert lines.next_line() == b"ok"
+    lines.feed(b"toolong\nfine\n")  # too long with its newline
+    with pytest.raises(LineTooLong):
+        lines.next_line()
+    assert lines.next_line() == b"fine"
