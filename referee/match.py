@@ -35,6 +35,7 @@ from .cards import Card, parse_deck
 from .deal import Deal
 from .partie import Partie
 from .process import BotCommand, BotFault, BotProcess, FaultKind, encode_line
+from .sandbox import SandboxConfig, SandboxLimits, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot")
 
@@ -53,6 +54,12 @@ class BotSpec:
     startup_ms: int | None = None
     bank_ms: int | None = None
     increment_ms: int | None = None
+    # sandbox (referee/sandbox.py): per-bot limits (None: the match's) and writable folder (None: a fresh one)
+    memory_mb: int | None = None
+    processes: int | None = None
+    cpu_s: int | None = None
+    file_mb: int | None = None
+    workdir: str | None = None
 
     @classmethod
     def parse(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
@@ -124,6 +131,9 @@ class MatchConfig:
     transcript: bool = False
     work_dir: Path | None = None  # where stderr files go when there is no log
     keep_partie: bool = False  # keep the Partie objects in the result (tests, reports)
+    sandbox: str = "auto"  # auto | bwrap | required | none (referee/sandbox.py); resolved when the match starts
+    sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
+    sandbox_hide: tuple[str, ...] = ()  # more referee output (files, folders) no bot may see
 
 
 @dataclass
@@ -154,6 +164,7 @@ class MatchResult:
     log_path: Path | None
     faults: list[dict]
     parties: list[Partie] = field(default_factory=list)
+    sandbox: str | None = None  # "bwrap" or "none": how the bots ran
 
     @property
     def totals(self) -> list[int]:
@@ -162,7 +173,7 @@ class MatchResult:
     def to_dict(self) -> dict:
         return {"names": self.names, "partie_totals": self.partie_totals, "partie_places": self.partie_places,
                 "totals": self.totals, "seats": [s.to_dict() for s in self.stats],
-                "faults": self.faults, "log": str(self.log_path) if self.log_path else None}
+                "faults": self.faults, "log": str(self.log_path) if self.log_path else None, "sandbox": self.sandbox}
 
 
 def load_decks(path: str | os.PathLike) -> list[list[Card]]:
@@ -212,6 +223,7 @@ class Player:
         self.faults_in_partie = 0
         self.stats = SeatStats()
         self.bank_ms: float | None = None
+        self.sandbox: SandboxConfig | None = None  # set by the referee once the mode is resolved
         self._transcript_file = transcript_file
         self._limits = self._make_limits()
         stem = config.log_path.with_suffix("") if config.log_path else (config.work_dir or Path(tempfile.gettempdir())) / "marias"
@@ -238,7 +250,7 @@ class Player:
         self.pending = []  # a fresh process starts with a fresh story
         lim = self.config.limits
         env = dict(self.spec.env or {})
-        self.proc = BotProcess(BotCommand(self.spec.argv, self.spec.cwd, env or None), name=f"seat {self.seat}",
+        self.proc = BotProcess(BotCommand(self.spec.argv, self.spec.cwd, env or None, self.sandbox), name=f"seat {self.seat}",
                                stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
                                transcript=self._transcript if self._transcript_file else None)
         try:
@@ -334,6 +346,7 @@ class Referee:
         self._transcripts = []
         self.parties: list[Partie] = []
         self.play_seconds = 0.0
+        self.sandbox: str | None = None  # "bwrap" or "none" once the match has started
 
     async def run(self) -> MatchResult:
         cfg = self.config
@@ -341,12 +354,14 @@ class Referee:
             cfg.log_path.parent.mkdir(parents=True, exist_ok=True)
         else:
             cfg.work_dir = cfg.work_dir or Path(tempfile.mkdtemp(prefix="marias-"))
+        self.sandbox = resolve_mode(cfg.sandbox)  # bwrap or none (loudly); refuses when required and missing
         tfiles = [None, None, None]
         if cfg.transcript:
             stem = cfg.log_path.with_suffix("") if cfg.log_path else cfg.work_dir / "marias"
             tfiles = [open(f"{stem}.seat{s}.transcript.jsonl", "w", encoding="utf-8") for s in range(3)]
             self._transcripts = tfiles
         players = [Player(s, spec, cfg, tfiles[s]) for s, spec in enumerate(cfg.bots)]
+        self._sandbox_players(players, [f.name for f in tfiles if f is not None])
         partie_totals: list[list[int]] = []
         partie_places: list[list[float]] = []
         try:
@@ -385,7 +400,22 @@ class Referee:
                 if f is not None:
                     f.close()
         return MatchResult([p.name for p in players], partie_totals, partie_places, [p.stats for p in players],
-                           cfg.log_path, self.faults, self.parties)
+                           cfg.log_path, self.faults, self.parties, self.sandbox)
+
+    def _sandbox_players(self, players: list[Player], transcripts: list[str]) -> None:
+        """Each bot's sandbox: the match's limits with its own, and what it must not see."""
+        cfg = self.config
+        outputs = [*transcripts, *(str(p.stderr_path) for p in players), *cfg.sandbox_hide]
+        if cfg.log_path is not None:
+            outputs.append(str(cfg.log_path))
+        elif cfg.work_dir is not None:
+            outputs.append(str(cfg.work_dir))
+        for p in players:
+            sp = p.spec
+            others = [q.spec.workdir for q in players if q is not p and q.spec.workdir and q.spec.workdir != sp.workdir]
+            show = builtin_bot_folders() if sp.builtin else ()
+            limits = cfg.sandbox_limits.merged(memory_mb=sp.memory_mb, processes=sp.processes, cpu_s=sp.cpu_s, file_mb=sp.file_mb)
+            p.sandbox = SandboxConfig(self.sandbox, limits, sp.workdir, tuple(outputs + others), show)
 
     def _header(self, players: list[Player]) -> dict:
         cfg = self.config
@@ -397,6 +427,8 @@ class Referee:
                       "exe_sha256": p.spec.exe_sha256()} for p in players],
             "limits": cfg.limits.to_dict(),
             "fault_policy": cfg.policy.to_dict(),
+            "sandbox": self.sandbox,
+            "sandbox_limits": cfg.sandbox_limits.to_dict(),
         }
 
     async def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:
@@ -523,6 +555,13 @@ class Referee:
             p.replacement = bots.make("robot")
             p.stats.replaced_in.append(n)
             self.progress(f"partie {n}: seat {p.seat} replaced by the built-in robot after {p.faults_in_partie} faults (R12.3)")
+
+
+def builtin_bot_folders() -> tuple[str, ...]:
+    """The package folders a built-in bot imports (shown to it read-only in the sandbox)."""
+    import bots
+    import protocol
+    return tuple(str(Path(m.__file__).resolve().parent) for m in (bots, protocol, sys.modules[__package__]))
 
 
 def _raw(answer: dict) -> str:

@@ -44,6 +44,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from .sandbox import SandboxConfig, SandboxUnavailable, launch
+
 __all__ = [
     "FaultKind",
     "BotFault",
@@ -148,6 +150,7 @@ class BotCommand:
     argv: list[str]
     cwd: str | None = None
     env: dict[str, str] | None = None
+    sandbox: "SandboxConfig | None" = None  # None: started as it is (no isolation, no limits)
 
 
 def _reject_constant(name: str):
@@ -340,6 +343,7 @@ class BotProcess:
         self._closing = False
         self._closed = False
         self._close_done: asyncio.Future | None = None
+        self._sandbox_cleanup: Callable[[], None] | None = None
 
         # stdout state
         self._buf = bytearray()
@@ -429,19 +433,26 @@ class BotProcess:
                 os.makedirs(parent, exist_ok=True)
             stderr_file = open(path, "ab", buffering=0)
 
+        spawn = None
         try:
+            if self.command.sandbox is not None:  # sandbox hook: referee/sandbox.py decides what is spawned
+                spawn = launch(argv, self.command.cwd, env, self.command.sandbox)
             popen = subprocess.Popen(
-                argv,
+                spawn.argv if spawn else argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=self.command.cwd,
-                env=env,
+                cwd=spawn.cwd if spawn else self.command.cwd,
+                env=spawn.env if spawn else env,
+                preexec_fn=spawn.preexec_fn if spawn else None,
+                pass_fds=spawn.pass_fds if spawn else (),
                 start_new_session=True,
                 close_fds=True,
                 bufsize=0,
             )
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, SandboxUnavailable) as exc:
+            if spawn is not None:
+                spawn.cleanup()
             if stderr_file is not None:
                 stderr_file.close()
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -453,6 +464,7 @@ class BotProcess:
 
         self._loop = loop
         self._popen = popen
+        self._sandbox_cleanup = spawn.cleanup if spawn else None
         self._pid = popen.pid
         self._started = True
         self._stderr_file = stderr_file
@@ -1029,6 +1041,10 @@ class BotProcess:
         finally:
             _LIVE_GROUPS.discard(pid)
             self._release_fds()
+            if self._sandbox_cleanup is not None:  # sandbox hook: end what is left, remove its folder
+                cleanup, self._sandbox_cleanup = self._sandbox_cleanup, None
+                with contextlib.suppress(Exception):
+                    cleanup()
             fut = self._close_done
             if fut is not None and not fut.done():
                 fut.set_result(None)
