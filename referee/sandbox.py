@@ -546,14 +546,19 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             (hide_dirs if os.path.isdir(p) else hide_files).add(p)
         args = ["--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
                 "--dev", "/dev", "--proc", "/proc"]
-        for op, p in mount_plan(show, hide_files, hide_dirs - {workdir}):
+        plan = mount_plan(show, hide_files, hide_dirs - {workdir})
+        for op, p in plan:
             if op == "tmpfs":
                 args += ["--tmpfs", p]
             elif op == "ro":
                 args += ["--ro-bind", p, p]
             else:
                 args += ["--symlink", os.readlink(p), p]
-        args += ["--bind", workdir, workdir, "--chdir", start]
+        args += ["--bind", workdir, workdir]
+        for op, p in plan:  # the covers stay empty: only /tmp is the bot's to write in (and its folder)
+            if op == "tmpfs" and p != "/tmp":
+                args += ["--remount-ro", p]
+        args += ["--chdir", start]
         data = b"".join(os.fsencode(a) + b"\0" for a in args)
         memfd = os.memfd_create("marias-bwrap-args")  # the mounts stay off the command line (and out of /proc)
         fds.append(memfd)
