@@ -157,11 +157,12 @@ while True:
 """
 
 
-def _referee_run(specs, partie: int, seed: int):
+def _referee_run(specs, partie: int, seed: int, sandbox: str = "auto"):
     import asyncio
 
     from .match import Limits, MatchConfig, Referee
-    config = MatchConfig(bots=specs, partie=partie, seed=f"bench:{seed}", limits=Limits(move_ms=10_000), keep_partie=True)
+    config = MatchConfig(bots=specs, partie=partie, seed=f"bench:{seed}", limits=Limits(move_ms=10_000), keep_partie=True,
+                         sandbox=sandbox)
     ref = Referee(config)
     result = asyncio.run(ref.run())
     if result.faults:
@@ -172,17 +173,83 @@ def _referee_run(specs, partie: int, seed: int):
     return ref.play_seconds, decisions, deals, bot_ms
 
 
-def referee(partie: int = 3, seed: int = 1) -> dict:
-    """Deals per second with three external ``random`` bots, and the referee's cost per
-    decision as a ratio to a raw echo round trip measured in the same run."""
+def _start_times(mode: str) -> tuple[float, float, float]:
+    """One trivial bot under sandbox ``mode``: (seconds from start to its hello answer,
+    seconds to close it, referee CPU seconds for both)."""
+    import asyncio
+    import sys
+
+    from protocol import messages as M
+
+    from . import __version__
+    from .process import BotCommand, BotProcess
+    from .sandbox import SandboxConfig
+
+    async def once():
+        proc = BotProcess(BotCommand([sys.executable, "-c", TRIVIAL_BOT], sandbox=SandboxConfig(mode=mode)))
+        c0, t0 = time.process_time(), time.perf_counter()
+        await proc.start()
+        await proc.request(M.hello(__version__, {}), 30)
+        t1 = time.perf_counter()
+        await proc.close()
+        return t1 - t0, time.perf_counter() - t1, time.process_time() - c0
+
+    return asyncio.run(once())
+
+
+def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
+    """The sandbox's cost, with and without it in the same run (alternated): a bot's
+    start-up (start to hello answer) and the referee's wall time per decision with
+    three trivial bots."""
+    import statistics
     import sys
 
     from .match import BotSpec
+    from .sandbox import bwrap_status
 
-    specs = [BotSpec.parse("random", seed=f"bench:{i}") for i in range(3)]
-    wall, decisions, deals, bot_ms = _referee_run(specs, partie, seed)
+    if bwrap_status()[0] is None:
+        return {"available": False, "why": bwrap_status()[1]}
+    runs: dict[str, list[tuple[float, float, float]]] = {"none": [], "bwrap": []}
+    for i in range(starts):
+        for mode in (("none", "bwrap") if i % 2 == 0 else ("bwrap", "none")):
+            runs[mode].append(_start_times(mode))
+    per_decision: dict[str, list[float]] = {"none": [], "bwrap": []}
     trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
-    t_wall, t_decisions, _, _ = _referee_run(trivial, partie, seed)
+    for mode in ("none", "bwrap", "bwrap", "none"):
+        wall, decisions, _, _ = _referee_run(trivial, partie, seed, sandbox=mode)
+        per_decision[mode].append(wall / decisions)
+
+    def med(mode: str, k: int) -> float:
+        return statistics.median(r[k] for r in runs[mode])
+
+    out = {"available": True, "starts_per_mode": starts}
+    for mode in ("none", "bwrap"):
+        out[f"startup_ms_{mode}"] = round(med(mode, 0) * 1000, 2)
+        out[f"close_ms_{mode}"] = round(med(mode, 1) * 1000, 2)
+        out[f"referee_cpu_ms_per_bot_{mode}"] = round(med(mode, 2) * 1000, 2)
+        out[f"us_per_decision_{mode}"] = round(statistics.median(per_decision[mode]) * 1e6, 1)
+    out["startup_ms_added"] = round(out["startup_ms_bwrap"] - out["startup_ms_none"], 2)
+    out["per_decision_ratio_bwrap_to_none"] = round(out["us_per_decision_bwrap"] / out["us_per_decision_none"], 3)
+    out["sandbox_note"] = ("startup = BotProcess.start() to the hello answer of a trivial Python bot (median); "
+                           "per decision = referee wall time per decision with three trivial bots, 2 matches per mode "
+                           "(median), runs alternated; goal: startup_ms_added <= 50, ratio ~ 1")
+    return out
+
+
+def referee(partie: int = 3, seed: int = 1, sandbox: str = "auto") -> dict:
+    """Deals per second with three external ``random`` bots, and the referee's cost per
+    decision as a ratio to a raw echo round trip measured in the same run; with the
+    sandbox's cost (:func:`sandbox_cost`) measured in the same run."""
+    import sys
+
+    from .match import BotSpec
+    from .sandbox import resolve_mode
+
+    mode = resolve_mode(sandbox)
+    specs = [BotSpec.parse("random", seed=f"bench:{i}") for i in range(3)]
+    wall, decisions, deals, bot_ms = _referee_run(specs, partie, seed, sandbox=mode)
+    trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
+    t_wall, t_decisions, _, _ = _referee_run(trivial, partie, seed, sandbox=mode)
     raw = raw_round_trip()
     per_decision = wall / decisions
     t_per_decision = t_wall / t_decisions
@@ -200,6 +267,8 @@ def referee(partie: int = 3, seed: int = 1) -> dict:
         "ratio_round_trip_to_raw": round(bot_ms / 1000 / decisions / raw, 2),
         "us_per_decision_trivial_bots": round(t_per_decision * 1e6, 1),
         "referee_overhead_ratio": round(t_per_decision / raw, 2),
+        "sandbox": mode,
+        **sandbox_cost(seed=seed),
         "note": ("wall = from the end of the handshakes to the last deal_end; raw = a request-sized line through an "
                  "echo process (blocking pipes); referee_overhead_ratio = per-decision wall time with trivial bots "
                  "(answer the first or the last legal action without parsing JSON) / raw"),

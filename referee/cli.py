@@ -255,11 +255,12 @@ def bench_engine(
 def bench_referee(
     partie: int = typer.Option(10, help="Partie to play with three external random bots."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    sandbox: str = typer.Option("auto", "--sandbox", help="The sandbox of the main figures (auto, bwrap, none); the sandbox's cost (start-up and per decision, with and without it) is measured in the same run either way."),
 ):
-    """Deals per second with three external random bots, and the cost per decision as a ratio to a raw round trip through a trivial echo process, measured in the same run."""
+    """Deals per second with three external random bots, and the cost per decision as a ratio to a raw round trip through a trivial echo process, measured in the same run; and the sandbox's cost."""
     from . import bench
 
-    _print_bench(bench.referee(partie=partie), as_json)
+    _print_bench(bench.referee(partie=partie, sandbox=_sandbox_mode(sandbox)), as_json)
 
 
 @bench_app.command("validate")

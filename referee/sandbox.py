@@ -551,7 +551,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             if op == "tmpfs":
                 args += ["--tmpfs", p]
             elif op == "ro":
-                args += ["--ro-bind", p, p]
+                args += ["--ro-bind-try", p, p]  # an entry may vanish before bwrap mounts it
             else:
                 args += ["--symlink", os.readlink(p), p]
         args += ["--bind", workdir, workdir]
