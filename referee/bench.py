@@ -173,9 +173,13 @@ def _referee_run(specs, partie: int, seed: int, sandbox: str = "auto"):
     return ref.play_seconds, decisions, deals, bot_ms
 
 
-def _start_times(mode: str) -> tuple[float, float, float]:
+#: The smallest bot that answers hello: its start-up is almost all the sandbox's own.
+SH_BOT = ["/bin/sh", "-c", 'read line; echo \'{"type":"hello","protocol":1,"name":"sh","version":"1"}\'; cat >/dev/null']
+
+
+def _start_times(mode: str, argv: list[str] | None = None) -> tuple[float, float, float]:
     """One trivial bot under sandbox ``mode``: (seconds from start to its hello answer,
-    seconds to close it, referee CPU seconds for both)."""
+    seconds to close it, the referee's CPU seconds for both)."""
     import asyncio
     import sys
 
@@ -186,7 +190,7 @@ def _start_times(mode: str) -> tuple[float, float, float]:
     from .sandbox import SandboxConfig
 
     async def once():
-        proc = BotProcess(BotCommand([sys.executable, "-c", TRIVIAL_BOT], sandbox=SandboxConfig(mode=mode)))
+        proc = BotProcess(BotCommand(argv or [sys.executable, "-c", TRIVIAL_BOT], sandbox=SandboxConfig(mode=mode)))
         c0, t0 = time.process_time(), time.perf_counter()
         await proc.start()
         await proc.request(M.hello(__version__, {}), 30)
@@ -209,10 +213,11 @@ def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
 
     if bwrap_status()[0] is None:
         return {"available": False, "why": bwrap_status()[1]}
-    runs: dict[str, list[tuple[float, float, float]]] = {"none": [], "bwrap": []}
+    runs: dict[str, list[tuple[float, float, float]]] = {"none": [], "bwrap": [], "sh-none": [], "sh-bwrap": []}
     for i in range(starts):
         for mode in (("none", "bwrap") if i % 2 == 0 else ("bwrap", "none")):
             runs[mode].append(_start_times(mode))
+            runs["sh-" + mode].append(_start_times(mode, SH_BOT))
     per_decision: dict[str, list[float]] = {"none": [], "bwrap": []}
     trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
     for mode in ("none", "bwrap", "bwrap", "none"):
@@ -227,10 +232,15 @@ def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
         out[f"startup_ms_{mode}"] = round(med(mode, 0) * 1000, 2)
         out[f"close_ms_{mode}"] = round(med(mode, 1) * 1000, 2)
         out[f"referee_cpu_ms_per_bot_{mode}"] = round(med(mode, 2) * 1000, 2)
+        out[f"sh_startup_ms_{mode}"] = round(med("sh-" + mode, 0) * 1000, 2)
         out[f"us_per_decision_{mode}"] = round(statistics.median(per_decision[mode]) * 1e6, 1)
     out["startup_ms_added"] = round(out["startup_ms_bwrap"] - out["startup_ms_none"], 2)
+    out["sh_startup_ms_added"] = round(out["sh_startup_ms_bwrap"] - out["sh_startup_ms_none"], 2)
+    out["referee_cpu_ms_added_per_bot"] = round(out["referee_cpu_ms_per_bot_bwrap"] - out["referee_cpu_ms_per_bot_none"], 2)
     out["per_decision_ratio_bwrap_to_none"] = round(out["us_per_decision_bwrap"] / out["us_per_decision_none"], 3)
-    out["sandbox_note"] = ("startup = BotProcess.start() to the hello answer of a trivial Python bot (median); "
+    out["sandbox_note"] = ("startup = BotProcess.start() to the hello answer of a trivial Python bot (median; sh_: "
+                           "a /bin/sh bot, so nearly all of it is the sandbox's own); referee_cpu = the referee's CPU "
+                           "per start and close (launch, cgroups, mounts planned, clean-up); "
                            "per decision = referee wall time per decision with three trivial bots, 2 matches per mode "
                            "(median), runs alternated; goal: startup_ms_added <= 50, ratio ~ 1")
     return out
