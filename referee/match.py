@@ -405,17 +405,21 @@ class Referee:
     def _sandbox_players(self, players: list[Player], transcripts: list[str]) -> None:
         """Each bot's sandbox: the match's limits with its own, and what it must not see."""
         cfg = self.config
-        outputs = [*transcripts, *(str(p.stderr_path) for p in players), *cfg.sandbox_hide]
+        outputs = [*transcripts, *(str(p.stderr_path) for p in players), *map(str, cfg.sandbox_hide)]
         if cfg.log_path is not None:
             outputs.append(str(cfg.log_path))
         elif cfg.work_dir is not None:
             outputs.append(str(cfg.work_dir))
+        outputs = [os.path.abspath(o) for o in outputs]  # from the referee's folder, whatever the bot's is
+        workdirs = [os.path.abspath(os.path.join(q.spec.cwd or ".", q.spec.workdir)) if q.spec.workdir else None
+                    for q in players]
         for p in players:
             sp = p.spec
-            others = [q.spec.workdir for q in players if q is not p and q.spec.workdir and q.spec.workdir != sp.workdir]
+            own = workdirs[p.seat]
+            others = [w for w in workdirs if w and w != own]
             show = builtin_bot_folders() if sp.builtin else ()
             limits = cfg.sandbox_limits.merged(memory_mb=sp.memory_mb, processes=sp.processes, cpu_s=sp.cpu_s, file_mb=sp.file_mb)
-            p.sandbox = SandboxConfig(self.sandbox, limits, sp.workdir, tuple(outputs + others), show)
+            p.sandbox = SandboxConfig(self.sandbox, limits, own, tuple(outputs + others), show)
 
     def _header(self, players: list[Player]) -> dict:
         cfg = self.config

@@ -31,7 +31,6 @@ and how to install it).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import errno
 import fcntl
@@ -244,7 +243,39 @@ def _hierarchies() -> dict[str, _Hierarchy]:
             for c in ("pids", "memory"):
                 if c in enabled and c not in found:
                     found[c] = _Hierarchy(v2, 2, c)
+    for h in found.values():
+        _sweep(h.base)
     return found
+
+
+def _group_prefix() -> str:
+    """``marias-bot-<pid namespace>-``: the cgroups of referees that see the same pids."""
+    try:
+        ns = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        ns = 0
+    return f"marias-bot-{ns}-"
+
+
+def _sweep(base: str) -> None:
+    """Remove the cgroups a referee that was killed outright (kill -9) left behind,
+    ending what still runs in them; only those of referees of this pid namespace
+    that are gone."""
+    prefix = _group_prefix()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(base):
+            if not name.startswith(prefix):
+                continue
+            pid = name[len(prefix):].split("-")[0]
+            if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+                continue
+            d = os.path.join(base, name)
+            with contextlib.suppress(OSError, ValueError):
+                for p in Path(d, "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        os.kill(int(p), 9)
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
 
 
 _counter = itertools.count(1)
@@ -256,7 +287,7 @@ class _Cgroup:
     def __init__(self, limits: SandboxLimits):
         self.dirs: list[str] = []
         self.kinds: set[str] = set()
-        name = f"marias-bot-{os.getpid()}-{next(_counter)}"
+        name = f"{_group_prefix()}{os.getpid()}-{next(_counter)}"
         made: dict[str, str] = {}
         for c, h in _hierarchies().items():
             want = limits.processes if c == "pids" else limits.memory_mb
@@ -377,16 +408,17 @@ def _make_preexec(limits: SandboxLimits, cgroup: _Cgroup) -> Callable[[], None]:
 
 
 # ---------------------------------------------------------------- folders
-_ROOT: str | None = None
-
-
 def _bots_root() -> str:
-    """The folder the fresh working folders are made in (0700, hidden from every bot)."""
-    global _ROOT
-    if _ROOT is None or not os.path.isdir(_ROOT):
-        _ROOT = tempfile.mkdtemp(prefix="marias-bots-")
-        atexit.register(shutil.rmtree, _ROOT, True)
-    return _ROOT
+    """The folder the fresh working folders are made in: one per user, 0700, hidden
+    from every bot (each one's own folder inside is removed when it ends)."""
+    root = os.path.join(tempfile.gettempdir(), f"marias-bots-{os.getuid()}")
+    try:
+        os.mkdir(root, 0o700)
+    except FileExistsError:
+        st = os.lstat(root)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            raise OSError(errno.EEXIST, f"{root} exists and is not this user's folder") from None
+    return root
 
 
 def _under(path: str, folder: str) -> bool:
@@ -447,17 +479,19 @@ def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterab
 
     Every folder in ``private`` and ``hide_dirs`` and the folder of every file in
     ``hide_files`` is covered with a tmpfs.  Each ``show`` path inside a covered
-    folder is mounted back; where a covered folder is itself shown, or holds a
-    shown path, and it is the folder of a hidden file, its entries are mounted
-    back one by one instead, except the hidden ones.  Shallower mounts come
+    folder is mounted back; where a covered folder is itself shown, or is the
+    folder of a hidden file, holds a shown path and is not private, its entries
+    are mounted back one by one instead, except the hidden ones (so nothing the
+    command may need beside an output goes missing).  Shallower mounts come
     first, so a hidden path inside a shown folder is covered again.
     """
     show = {os.path.normpath(p) for p in show}
     hide_files = {os.path.normpath(p) for p in hide_files}
     hide_dirs = {os.path.normpath(p) for p in hide_dirs}
+    private = set(private)
     hidden = hide_files | hide_dirs
     covers: dict[str, bool] = {}  # folder -> mount its entries back one by one
-    for d in set(private) | hide_dirs:
+    for d in private | hide_dirs:
         if os.path.isdir(d) and d != "/":
             covers[d] = covers.get(d, False) or d in show
     for f in hide_files:
@@ -465,7 +499,8 @@ def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterab
         while d != "/" and not os.path.isdir(d):  # not made yet: whatever is made in its place later stays unseen
             d = os.path.dirname(d)
         if d != "/":
-            covers[d] = covers.get(d, False) or any(_under(s, d) for s in show)
+            # a private folder stays empty but for the shown paths; another one keeps all but the outputs
+            covers[d] = covers.get(d, False) or (d not in private and any(_under(s, d) for s in show))
     ops: dict[str, str] = {}
     for d, entries in covers.items():
         ops[d] = "tmpfs"
@@ -505,6 +540,8 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
     mode = resolve_mode(config.mode)
     full_env = dict(os.environ if env is None else env)
     start = os.path.abspath(cwd) if cwd else os.getcwd()
+    if not os.path.isdir(start):  # what Popen would say without the sandbox
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), start)
     fresh = config.workdir is None
     if fresh:
         workdir = tempfile.mkdtemp(prefix="bot-", dir=_bots_root())

@@ -377,3 +377,12 @@ def test_limits_are_checked():
         sb.SandboxConfig(mode="docker")
     assert sb.SandboxLimits().merged(cpu_s=5, memory_mb=None).to_dict() == {
         "memory_mb": 1024, "processes": 128, "cpu_s": 5, "file_mb": 64}
+
+
+def test_mount_plan_keeps_a_private_folder_empty_around_a_log_in_it(tmp_path):
+    # a log straight in /tmp-like private folder, the bot's program in a folder beside it
+    tmp = tmp_path / "tmp"
+    (tmp / "bot").mkdir(parents=True)
+    (tmp / "other").mkdir()
+    plan = sb.mount_plan(show={str(tmp / "bot")}, hide_files={str(tmp / "m.jsonl")}, hide_dirs=set(), private=(str(tmp),))
+    assert plan == [("tmpfs", str(tmp)), ("ro", str(tmp / "bot"))]  # other/ is not mounted back
