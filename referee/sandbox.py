@@ -549,24 +549,25 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         workdir = _abs(config.workdir, start)
         os.makedirs(workdir, exist_ok=True)
     full_env["MARIAS_WORKDIR"] = workdir
-    cgroup = _Cgroup(config.limits)
-    preexec = _make_preexec(config.limits, cgroup)
+    cgroup: _Cgroup | None = None
     fds: list[int] = []
 
     def cleanup() -> None:
-        cgroup.close_fds()
         for fd in fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
         fds.clear()
-        cgroup.remove()
+        if cgroup is not None:
+            cgroup.close_fds()
+            cgroup.remove()
         if fresh:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    if mode == "none":
-        return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir)
-
     try:
+        cgroup = _Cgroup(config.limits)
+        preexec = _make_preexec(config.limits, cgroup)
+        if mode == "none":
+            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir)
         prog = _program(argv[0], start, full_env) if argv else None
         if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
             # what Popen would say without the sandbox (bwrap would only exit 1 later)
