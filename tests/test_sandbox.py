@@ -386,3 +386,20 @@ def test_mount_plan_keeps_a_private_folder_empty_around_a_log_in_it(tmp_path):
     (tmp / "other").mkdir()
     plan = sb.mount_plan(show={str(tmp / "bot")}, hide_files={str(tmp / "m.jsonl")}, hide_dirs=set(), private=(str(tmp),))
     assert plan == [("tmpfs", str(tmp)), ("ro", str(tmp / "bot"))]  # other/ is not mounted back
+
+
+def test_without_cgroups_memory_is_held_by_an_address_space_limit(monkeypatch):
+    monkeypatch.setattr(sb, "_hierarchies", lambda: {})  # a machine whose cgroups are not writable
+    limits = sb.SandboxLimits(memory_mb=256)
+    assert sb.limits_report(limits)["memory_mb"] == "RLIMIT_AS"
+    code = "b = b'x' * (2 << 30); print('allocated')"
+    for mode in ("none", "bwrap"):
+        spawn = sb.launch([sys.executable, "-c", code], None, None, sb.SandboxConfig(mode=mode, limits=limits))
+        try:
+            proc = subprocess.run(spawn.argv, cwd=spawn.cwd, env=spawn.env, preexec_fn=spawn.preexec_fn,
+                                  pass_fds=spawn.pass_fds, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=TIMEOUT)
+        finally:
+            spawn.cleanup()
+        assert proc.returncode != 0 and b"allocated" not in proc.stdout
+        assert b"MemoryError" in proc.stderr
