@@ -220,7 +220,7 @@ def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
             runs["sh-" + mode].append(_start_times(mode, SH_BOT))
     per_decision: dict[str, list[float]] = {"none": [], "bwrap": []}
     trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
-    for mode in ("none", "bwrap", "bwrap", "none"):
+    for mode in ("none", "bwrap", "bwrap", "none", "none", "bwrap"):
         wall, decisions, _, _ = _referee_run(trivial, partie, seed, sandbox=mode)
         per_decision[mode].append(wall / decisions)
 
@@ -241,7 +241,7 @@ def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
     out["sandbox_note"] = ("startup = BotProcess.start() to the hello answer of a trivial Python bot (median; sh_: "
                            "a /bin/sh bot, so nearly all of it is the sandbox's own); referee_cpu = the referee's CPU "
                            "per start and close (launch, cgroups, mounts planned, clean-up); "
-                           "per decision = referee wall time per decision with three trivial bots, 2 matches per mode "
+                           "per decision = referee wall time per decision with three trivial bots, 3 matches per mode "
                            "(median), runs alternated; goal: startup_ms_added <= 50, ratio ~ 1")
     return out
 
