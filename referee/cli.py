@@ -130,6 +130,7 @@ def match(
         policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript,
         sandbox=_sandbox_mode(sandbox),
         sandbox_limits=_bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb),
+        sandbox_hide=(str(deck.resolve()),) if deck is not None else (),  # every hand of the match is in it
     )
     progress = None if quiet or as_json else (lambda line: typer.echo(line, err=True))
     result = run_match(config, progress)

@@ -677,7 +677,12 @@ def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path) -> dict:
     return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "partie": unit.partie,
             "deck": [int(c) for c in deck] if deck is not None else None, "limits": cfg.limits,
             "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"),
-            "sandbox": cfg.sandbox, "sandbox_limits": cfg.bot_limits, "sandbox_hide": (str(Path(cfg.output).resolve()),)}
+            "sandbox": cfg.sandbox, "sandbox_limits": cfg.bot_limits, "sandbox_hide": sandbox_hide(cfg)}
+
+
+def sandbox_hide(cfg: TournamentConfig) -> tuple[str, ...]:
+    """What no bot of the tournament may see: its output folder and its deal book (every hand is in it)."""
+    return tuple(str(Path(p).resolve()) for p in (cfg.output, cfg.deck_book) if p is not None)
 
 
 def play_unit(job: dict) -> dict:

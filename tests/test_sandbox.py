@@ -403,3 +403,32 @@ def test_without_cgroups_memory_is_held_by_an_address_space_limit(monkeypatch):
             spawn.cleanup()
         assert proc.returncode != 0 and b"allocated" not in proc.stdout
         assert b"MemoryError" in proc.stderr
+
+
+def test_the_deck_file_is_hidden_even_beside_the_bot(tmp_path):
+    """--deck holds every hand of the match: a bot started in its folder cannot read it."""
+    here = tmp_path / "play"
+    here.mkdir()
+    deck = " ".join(f"{r}{s}" for s in "hlba" for r in "789UOKXA")
+    (here / "decks.txt").write_text(deck + "\n")
+    (here / "peek.py").write_text(textwrap.dedent("""
+        import json, sys
+        try:
+            sys.stderr.write("READ " + open("decks.txt").read())
+        except OSError as e:
+            sys.stderr.write(f"NOTE cannot read decks.txt: {e.strerror}\\n")
+        for line in sys.stdin:
+            m = json.loads(line)
+            if m["type"] == "hello":
+                print(json.dumps({"type": "hello", "protocol": 1, "name": "peek", "version": "1"}), flush=True)
+            elif m["type"] == "request":
+                print(json.dumps({"type": "action", "id": m["id"], "action": m["legal"][0]}), flush=True)
+            elif m["type"] == "bye":
+                break
+    """))
+    proc = marias(["match", "--bot", f"{sys.executable} peek.py", "--bot", "robot", "--bot", "random", "--deck",
+                   "decks.txt", "--log", "runs", "--sandbox", "bwrap", "-q"], here)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (stderr,) = (here / "runs").glob("*.seat0.stderr.log")
+    text = stderr.read_text()
+    assert "NOTE cannot read decks.txt" in text and "READ" not in text
