@@ -94,6 +94,9 @@ class BotSpec:
         d = {"label": self.label, "command": self.argv if self.builtin is None else f"builtin:{self.builtin}"}
         if self.cwd:
             d["cwd"] = self.cwd
+        own = {k: getattr(self, k) for k in ("memory_mb", "processes", "cpu_s", "file_mb") if getattr(self, k) is not None}
+        if own:
+            d["sandbox_limits"] = own  # this bot's own, over the header's
         return d
 
 

@@ -579,8 +579,8 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         hide_dirs, hide_files = {_bots_root()}, set()
         for h in config.hide:
             p = _abs(h, start)
-            if _under(workdir, p) or _under(p, workdir):
-                continue  # its own folder is never hidden from it
+            if _under(p, workdir):
+                continue  # what lies in its own folder is its own (its folder is mounted after, inside a hidden one too)
             (hide_dirs if os.path.isdir(p) else hide_files).add(p)
         args = ["--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
                 "--dev", "/dev", "--proc", "/proc"]

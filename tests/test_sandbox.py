@@ -327,6 +327,8 @@ def test_a_tournament_runs_sandboxed_and_its_tables_say_so(tmp_path):
     header = json.loads(log.read_text().splitlines()[0])
     assert header["sandbox"] == "bwrap"
     assert header["sandbox_limits"]["memory_mb"] == 512
+    own = {b["label"]: b.get("sandbox_limits") for b in header["bots"]}
+    assert own["a"] == {"processes": 32} and own["b"] is None
 
 
 # ------------------------------------------------------------------ what is mounted where
