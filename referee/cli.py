@@ -60,15 +60,20 @@ _SANDBOX_HELP = ("Bot sandbox (protocol/PROTOCOL.md): auto = bubblewrap where it
 
 def _sandbox_mode(mode: str) -> str:
     """The sandbox mode to run with ("bwrap" or "none"), said at start; exits 2 where it is required but missing."""
-    from .sandbox import MODES, SandboxUnavailable, resolve_mode
+    from .sandbox import MODES, SandboxUnavailable, limits_report, resolve_mode
 
     if mode not in MODES:
         raise typer.BadParameter(f"one of {', '.join(MODES)}, got {mode!r}", param_hint="--sandbox")
     try:
-        return resolve_mode(mode, warn=lambda text: typer.secho(f"marias: {text}", err=True, fg="red", bold=True))
+        resolved = resolve_mode(mode, warn=lambda text: typer.secho(f"marias: {text}", err=True, fg="red", bold=True))
     except SandboxUnavailable as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
+    weak = {k: v for k, v in limits_report().items() if v.startswith(("RLIMIT_AS", "RLIMIT_NPROC", "not enforced"))}
+    if weak:
+        typer.secho("marias: note: no writable cgroup here, so bot limits fall back to: "
+                    + ", ".join(f"{k} {v}" for k, v in weak.items()), err=True, fg="yellow")
+    return resolved
 
 
 def _bot_limits(memory_mb, processes, cpu_s, file_mb):

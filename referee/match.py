@@ -35,7 +35,7 @@ from .cards import Card, parse_deck
 from .deal import Deal
 from .partie import Partie
 from .process import BotCommand, BotFault, BotProcess, FaultKind, encode_line
-from .sandbox import SandboxConfig, SandboxLimits, resolve_mode
+from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot")
 
@@ -436,6 +436,7 @@ class Referee:
             "fault_policy": cfg.policy.to_dict(),
             "sandbox": self.sandbox,
             "sandbox_limits": cfg.sandbox_limits.to_dict(),
+            "sandbox_limits_by": limits_report(cfg.sandbox_limits),
         }
 
     async def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:
