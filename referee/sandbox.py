@@ -524,8 +524,15 @@ def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterab
         if any(op != "tmpfs" and _under(s, p) and _under(p, inner) and p != inner for p, op in ops.items()):
             continue
         ops[s] = "ro"
-    plan = sorted(ops.items(), key=lambda kv: (kv[0].count("/"), kv[1] != "tmpfs", kv[0]))
-    return [(op, p) for p, op in plan]
+    plan: list[tuple[str, str]] = []
+    for p, op in sorted(ops.items(), key=lambda kv: (kv[0].count("/"), kv[1] != "tmpfs", kv[0])):
+        if op == "tmpfs":
+            # inside an empty tmpfs (and not mounted back) it is not there at all: no mount needed
+            outer = max((q for o, q in plan if _under(p, q) and q != p), key=len, default=None)
+            if outer is not None and ops[outer] == "tmpfs" and not covers.get(p):
+                continue
+        plan.append((op, p))
+    return plan
 
 
 # ---------------------------------------------------------------- launch

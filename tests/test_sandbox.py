@@ -14,10 +14,13 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from referee import sandbox as sb
 
@@ -342,9 +345,9 @@ def test_mount_plan_hides_outputs_inside_a_shown_folder(tmp_path):
     log = start / "game.jsonl"  # the log straight in the bot's folder, not written yet
     plan = sb.mount_plan(show={str(start)}, hide_files={str(log), str(start / "runs" / "x.jsonl")}, hide_dirs=set(),
                          private=("/tmp",))
-    # by hand: /tmp covered; the bot's folder covered and its entries (but runs/, which holds
-    # an output) mounted back one by one; runs/ left empty
-    assert plan == [("tmpfs", "/tmp"), ("tmpfs", str(start)), ("tmpfs", str(start / "runs")),
+    # by hand: /tmp covered; the bot's folder covered and its entries mounted back one by one,
+    # but runs/ (it holds an output), which is simply not there
+    assert plan == [("tmpfs", "/tmp"), ("tmpfs", str(start)),
                     ("ro", str(start / "bot.py")), ("ro", str(start / "lib")), ("symlink", str(start / "link"))]
 
 
@@ -434,3 +437,101 @@ def test_the_deck_file_is_hidden_even_beside_the_bot(tmp_path):
     (stderr,) = (here / "runs").glob("*.seat0.stderr.log")
     text = stderr.read_text()
     assert "NOTE cannot read decks.txt" in text and "READ" not in text
+
+
+# ------------------------------------------------------------------ the mount plan, as a property
+
+NAMES = ("a", "b", "c")
+
+
+def _tree_paths(depth: int = 3) -> list[str]:
+    out, level = [], [""]
+    for _ in range(depth):
+        level = [f"{p}/{n}" for p in level for n in NAMES]
+        out += level
+    return out
+
+
+ALL = _tree_paths()
+
+
+def _under_or(p: str, q: str) -> bool:
+    return p == q or p.startswith(q + "/")
+
+
+def _visible(plan, host: set[str], root: str) -> set[str]:
+    """What a process sees after ``--ro-bind / /`` and the plan's mounts, applied in order,
+    over the host's tree as it is *later* (outputs made after the mounts): a tmpfs is an
+    empty folder of its own, a bind shows the host's folder as it is."""
+    seen = set(host)
+    for op, m in plan:
+        seen = {p for p in seen if not _under_or(p, m)}
+        if op == "ro":
+            seen |= {p for p in host if _under_or(p, m)}
+        else:
+            seen.add(m)
+        parent = os.path.dirname(m)
+        while parent.startswith(root):  # mount points are made as needed
+            seen.add(parent)
+            parent = os.path.dirname(parent)
+    return seen
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dirs=st.sets(st.sampled_from(ALL), max_size=14), files=st.sets(st.sampled_from(ALL), max_size=8),
+       private=st.sets(st.sampled_from([f"/{n}" for n in NAMES]), max_size=2),
+       show=st.sets(st.sampled_from(ALL), max_size=4), hide_files=st.sets(st.sampled_from(ALL), max_size=3),
+       hide_dirs=st.sets(st.sampled_from(ALL), max_size=2))
+def test_mount_plan_never_shows_an_output_and_keeps_what_is_needed(dirs, files, private, show, hide_files, hide_dirs):
+    """On random trees, simulated mount by mount: no output (made after the mounts, like a
+    log) is ever seen; a hidden folder shows only what is needed; each needed path is seen
+    with what it holds, but for outputs and the hidden, private and output folders in it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.realpath(tmp)
+        host: set[str] = set()
+        for d in sorted(dirs | {os.path.dirname(f) for f in files if os.path.dirname(f)}):
+            for part in (d[:i] for i in range(2, len(d) + 1) if i == len(d) or d[i] == "/"):
+                if root + part not in host and not os.path.isfile(root + part):
+                    os.makedirs(root + part, exist_ok=True)
+                    host.add(root + part)
+        for f in files:
+            if root + f not in host:
+                open(root + f, "w").close()
+                host.add(root + f)
+        A = lambda paths: {root + p for p in paths}  # noqa: E731
+        show_, priv_ = A(show) & host, A(private) & host
+        hdirs = {d for d in A(hide_dirs) if os.path.isdir(d)}
+        hfiles = {f for f in A(hide_files) if not os.path.isdir(f)} - hdirs
+        # an output that is not made yet (a log) may not lie inside an existing file
+        hfiles = {f for f in hfiles if not any(_under_or(f, x) and f != x for x in host if os.path.isfile(x))}
+        plan = sb.mount_plan(show_, hfiles, hdirs, private=priv_)
+        later = set(host)
+        for f in hfiles:  # the outputs exist by the time the bot looks
+            parent = os.path.dirname(f)
+            while parent != root and parent not in later:
+                later.add(parent)
+                parent = os.path.dirname(parent)
+            later.add(f)
+        seen = _visible(plan, later, root)
+        for f in hfiles:
+            assert f not in seen, (f, plan)
+        for h in hdirs:  # a hidden folder shows only what is needed inside it
+            for p in seen:
+                if _under_or(p, h) and p != h:
+                    assert any(_under_or(p, s) or _under_or(s, p) for s in show_), (p, plan)
+        def output_folder(f: str) -> str:  # the folder that is covered for an output: its nearest existing one
+            d = os.path.dirname(f)
+            while d not in host and d != root:
+                d = os.path.dirname(d)
+            return d
+
+        for s in show_ - hfiles - hdirs:
+            assert s in seen, (s, plan)
+            # what it holds, but for outputs, hidden or private folders below it, and output folders
+            # below it (they show empty: old logs beside a new one are hidden too)
+            hiding = {x for x in hfiles | hdirs | priv_ if not _under_or(s, x)}
+            hiding |= {output_folder(f) for f in hfiles if _under_or(output_folder(f), s) and output_folder(f) != s
+                       and not any(_under_or(t, output_folder(f)) for t in show_)}
+            for p in host:
+                if _under_or(p, s) and not any(_under_or(p, x) for x in hiding):
+                    assert p in seen, (s, p, plan)
