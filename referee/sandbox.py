@@ -418,7 +418,20 @@ def _bots_root() -> str:
         st = os.lstat(root)
         if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
             raise OSError(errno.EEXIST, f"{root} exists and is not this user's folder") from None
+    _sweep_folders(root)
     return root
+
+
+@functools.lru_cache(maxsize=None)
+def _sweep_folders(root: str) -> None:
+    """Once per process: remove the working folders of referees that were killed outright
+    (a tournament worker ends without clean-up when it is killed)."""
+    prefix = _group_prefix().replace("marias-bot-", "bot-")
+    with contextlib.suppress(OSError):
+        for name in os.listdir(root):
+            pid = name[len(prefix):].split("-")[0] if name.startswith(prefix) else ""
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 
 def _under(path: str, folder: str) -> bool:
@@ -551,7 +564,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), start)
     fresh = config.workdir is None
     if fresh:
-        workdir = tempfile.mkdtemp(prefix="bot-", dir=_bots_root())
+        workdir = tempfile.mkdtemp(prefix=_group_prefix().replace("marias-bot-", "bot-") + f"{os.getpid()}-", dir=_bots_root())
     else:
         workdir = _abs(config.workdir, start)
         os.makedirs(workdir, exist_ok=True)

@@ -535,3 +535,25 @@ def test_mount_plan_never_shows_an_output_and_keeps_what_is_needed(dirs, files, 
             for p in host:
                 if _under_or(p, s) and not any(_under_or(p, x) for x in hiding):
                     assert p in seen, (s, p, plan)
+
+
+def test_what_a_referee_killed_outright_left_is_swept_by_the_next(tmp_path):
+    """A tournament worker that is killed runs no clean-up: its bots' working folders and
+    cgroups are removed by the next referee that starts a bot."""
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import json, os
+        from referee import sandbox as sb
+        spawn = sb.launch(["/bin/true"], None, None, sb.SandboxConfig(mode="none"))
+        mine = [os.path.join(h.base, n) for h in sb._hierarchies().values() for n in os.listdir(h.base)
+                if n.startswith("marias-bot-") and f"-{os.getpid()}-" in n]
+        print(json.dumps({"workdir": spawn.workdir, "cgroups": mine}), flush=True)
+        os._exit(0)  # no clean-up
+    """)], capture_output=True, text=True, timeout=TIMEOUT, check=True).stdout
+    left = json.loads(out)
+    assert os.path.isdir(left["workdir"])
+    assert all(os.path.isdir(g) for g in left["cgroups"])
+    assert len(left["cgroups"]) == len(sb._hierarchies())  # one per writable hierarchy (pids, memory here)
+    subprocess.run([sys.executable, "-c", "from referee import sandbox as sb; sb._hierarchies(); sb._bots_root()"],
+                   check=True, timeout=TIMEOUT)
+    assert not os.path.exists(left["workdir"])
+    assert not any(os.path.exists(g) for g in left["cgroups"])
