@@ -201,6 +201,34 @@ def _start_times(mode: str, argv: list[str] | None = None) -> tuple[float, float
     return asyncio.run(once())
 
 
+def _round_trip(mode: str, n: int = 1000) -> float:
+    """Seconds per request and answer with one trivial bot under sandbox ``mode`` (after its start)."""
+    import asyncio
+    import sys
+
+    from protocol import messages as M
+
+    from . import __version__
+    from .process import BotCommand, BotProcess
+    from .sandbox import SandboxConfig
+
+    async def block():
+        proc = BotProcess(BotCommand([sys.executable, "-c", TRIVIAL_BOT], sandbox=SandboxConfig(mode=mode)))
+        await proc.start()
+        try:
+            await proc.request(M.hello(__version__, {}), 30)
+            req = M.request(1, 1, 1, "play", {"hand": []}, ["play:7h", "play:8h"], 2000)
+            t0 = time.perf_counter()
+            for i in range(n):
+                req["id"] = i + 1
+                await proc.request(req, 30)
+            return (time.perf_counter() - t0) / n
+        finally:
+            await proc.close()
+
+    return asyncio.run(block())
+
+
 def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
     """The sandbox's cost, with and without it in the same run (alternated): a bot's
     start-up (start to hello answer) and the referee's wall time per decision with
@@ -218,6 +246,10 @@ def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
         for mode in (("none", "bwrap") if i % 2 == 0 else ("bwrap", "none")):
             runs[mode].append(_start_times(mode))
             runs["sh-" + mode].append(_start_times(mode, SH_BOT))
+    trips: dict[str, list[float]] = {"none": [], "bwrap": []}
+    for i in range(6):
+        for mode in (("none", "bwrap") if i % 2 == 0 else ("bwrap", "none")):
+            trips[mode].append(_round_trip(mode))
     per_decision: dict[str, list[float]] = {"none": [], "bwrap": []}
     trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
     for mode in ("none", "bwrap", "bwrap", "none", "none", "bwrap"):
@@ -234,15 +266,18 @@ def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
         out[f"referee_cpu_ms_per_bot_{mode}"] = round(med(mode, 2) * 1000, 2)
         out[f"sh_startup_ms_{mode}"] = round(med("sh-" + mode, 0) * 1000, 2)
         out[f"us_per_decision_{mode}"] = round(statistics.median(per_decision[mode]) * 1e6, 1)
+        out[f"us_round_trip_{mode}"] = round(statistics.median(trips[mode]) * 1e6, 1)
     out["startup_ms_added"] = round(out["startup_ms_bwrap"] - out["startup_ms_none"], 2)
     out["sh_startup_ms_added"] = round(out["sh_startup_ms_bwrap"] - out["sh_startup_ms_none"], 2)
     out["referee_cpu_ms_added_per_bot"] = round(out["referee_cpu_ms_per_bot_bwrap"] - out["referee_cpu_ms_per_bot_none"], 2)
     out["per_decision_ratio_bwrap_to_none"] = round(out["us_per_decision_bwrap"] / out["us_per_decision_none"], 3)
+    out["round_trip_ratio_bwrap_to_none"] = round(out["us_round_trip_bwrap"] / out["us_round_trip_none"], 3)
     out["sandbox_note"] = ("startup = BotProcess.start() to the hello answer of a trivial Python bot (median; sh_: "
                            "a /bin/sh bot, so nearly all of it is the sandbox's own); referee_cpu = the referee's CPU "
                            "per start and close (launch, cgroups, mounts planned, clean-up); "
                            "per decision = referee wall time per decision with three trivial bots, 3 matches per mode "
-                           "(median), runs alternated; goal: startup_ms_added <= 50, ratio ~ 1")
+                           "(median); round trip = one request and answer with one trivial bot, 6 blocks of 1000 per mode (median); "
+                           "runs alternated; goal: startup_ms_added <= 50, ratios ~ 1")
     return out
 
 
