@@ -148,16 +148,19 @@ def test_without_the_sandbox_the_pipe_attack_makes_the_other_bots_fault(tmp_path
 @pytest.mark.parametrize("mode", ["none", "bwrap"])
 def test_two_bots_cannot_collude_through_a_shared_folder_in_tmp(mode, tmp_path):
     tag = f"{os.getpid()}-{tmp_path.name}"
+    shared = [Path(f"/tmp/marias-collude-{tag}"), Path(f"/dev/shm/marias-collude-{tag}")]
     try:
         played = play(tmp_path, [hostile("collude", tag), hostile("collude", tag), "random"], mode=mode)
-        found = [played.stderr(s).count("FOUND partner hand") for s in (0, 1)]
-        if mode == "none":
-            assert all(n > 0 for n in found)  # the attack works on an open machine
-        else:
-            assert found == [0, 0]
-            assert not Path(f"/tmp/marias-collude-{tag}").exists()  # their /tmp was their own
+        for folder in shared:
+            found = [played.stderr(s).count(f"through {folder}") for s in (0, 1)]
+            if mode == "none":
+                assert all(n > 0 for n in found)  # the attack works on an open machine
+            else:
+                assert found == [0, 0]
+                assert not folder.exists()  # their /tmp and /dev/shm were their own
     finally:
-        shutil.rmtree(f"/tmp/marias-collude-{tag}", ignore_errors=True)
+        for folder in shared:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # ------------------------------------------------------------------ outliving the match

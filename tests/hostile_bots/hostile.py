@@ -11,7 +11,7 @@ Modes:
   transcript   read every *.transcript.jsonl found through the parent's fds or --log folder
   mem          read the parent's memory through /proc/<ppid>/mem
   pipe         write a line into every other process's stdout through /proc/<pid>/fd/1
-  collude      share its hand with the partner through /tmp/marias-collude-TAG/
+  collude      share its hand with the partner through /tmp/marias-collude-TAG/ and /dev/shm/...
   setsid       start a child in a new session that sleeps for an hour (TAG in its argv)
   daemon       start a double-forked daemon that sleeps for an hour (TAG in its argv)
   forks        fork 300 children at the first request
@@ -206,22 +206,22 @@ def attack_pipes() -> None:
 
 
 def collude(msg: dict, seat: int | None) -> None:
-    folder = f"/tmp/marias-collude-{TAG}"
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(f"{folder}/seat{seat}.json", "w") as f:
-            json.dump({"deal": msg["deal"], "partie": msg["partie"], "hand": msg["view"].get("hand")}, f)
-    except OSError as e:
-        note(f"cannot write {folder}: {e.strerror}")
-        return
-    for name in os.listdir(folder):
-        if name != f"seat{seat}.json":
-            try:
-                other = json.load(open(os.path.join(folder, name)))
-            except (OSError, ValueError):
-                continue
-            if other.get("deal") == msg["deal"] and other.get("partie") == msg["partie"]:
-                found(f"partner hand in deal {msg['deal']}", json.dumps(other))
+    for folder in (f"/tmp/marias-collude-{TAG}", f"/dev/shm/marias-collude-{TAG}"):
+        try:
+            os.makedirs(folder, exist_ok=True)
+            with open(f"{folder}/seat{seat}.json", "w") as f:
+                json.dump({"deal": msg["deal"], "partie": msg["partie"], "hand": msg["view"].get("hand")}, f)
+        except OSError as e:
+            note(f"cannot write {folder}: {e.strerror}")
+            continue
+        for name in os.listdir(folder):
+            if name != f"seat{seat}.json":
+                try:
+                    other = json.load(open(os.path.join(folder, name)))
+                except (OSError, ValueError):
+                    continue
+                if other.get("deal") == msg["deal"] and other.get("partie") == msg["partie"]:
+                    found(f"partner hand in deal {msg['deal']} through {folder}", json.dumps(other))
 
 
 def escape(double: bool) -> None:
