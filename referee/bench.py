@@ -182,14 +182,14 @@ while True:
 """
 
 
-def _referee_run(specs, partie: int, seed: int):
+def _referee_run(specs, partie: int, seed: int, sandbox: str = "auto"):
     import tempfile
     from pathlib import Path
 
     from .match import Limits, MatchConfig, Referee
     with tempfile.TemporaryDirectory(prefix="marias-bench-") as work:  # the bots' stderr, removed afterwards
         config = MatchConfig(bots=specs, partie=partie, seed=f"bench:{seed}", limits=Limits(move_ms=10_000),
-                             keep_partie=True, work_dir=Path(work))
+                             keep_partie=True, work_dir=Path(work), sandbox=sandbox)
         ref = Referee(config)
         result = ref.run()
     if result.faults:
@@ -205,7 +205,7 @@ def _engine_replay_cpu(parties) -> tuple[float, int]:
     cpu = 0.0
     decisions = 0
     for played in parties:
-        partie = Partie(played.initial_deck, cut_rng=random.Random(0))
+        partie = Partie(played.initial_deck, seed=played.seed)  # the cuts are replayed as played
         for i, original in enumerate(played.deals):
             deal = partie.next_deal(played.cuts[i])
             history = original.history
@@ -219,19 +219,124 @@ def _engine_replay_cpu(parties) -> tuple[float, int]:
     return cpu, decisions
 
 
-def referee(partie: int = 10, seed: int = 1, runs: int = 5) -> dict:
-    """The referee's own CPU per decision with trivial bots against the engine's CPU per
-    decision on the same deals (each the minimum of ``runs`` runs), their ratio, and for
-    context the wall time with three external ``random`` bots and a raw echo round trip."""
+#: The smallest bot that answers hello: its start-up is almost all the sandbox's own.
+SH_BOT = ["/bin/sh", "-c", 'read line; echo \'{"type":"hello","protocol":1,"name":"sh","version":"1"}\'; cat >/dev/null']
+
+
+def _trivial_process(mode: str, argv: list[str] | None = None):
+    import sys
+
+    from .process import BotCommand, BotProcess
+    from .sandbox import SandboxConfig
+
+    return BotProcess(BotCommand(argv or [sys.executable, "-c", TRIVIAL_BOT], sandbox=SandboxConfig(mode=mode)))
+
+
+def _start_times(mode: str, argv: list[str] | None = None) -> tuple[float, float, float]:
+    """One trivial bot under sandbox ``mode``: (seconds from start to its hello answer,
+    seconds to close it, the referee's CPU seconds for both)."""
+    from protocol import messages as M
+
+    from . import __version__
+
+    proc = _trivial_process(mode, argv)
+    c0, t0 = time.process_time(), time.perf_counter()
+    proc.start()
+    proc.request(M.hello(__version__, {}), 30)
+    t1 = time.perf_counter()
+    proc.close()
+    return t1 - t0, time.perf_counter() - t1, time.process_time() - c0
+
+
+def _round_trip(mode: str, n: int = 1000) -> float:
+    """Seconds per request and answer with one trivial bot under sandbox ``mode`` (after its start)."""
+    from protocol import messages as M
+
+    from . import __version__
+
+    proc = _trivial_process(mode)
+    proc.start()
+    try:
+        proc.request(M.hello(__version__, {}), 30)
+        req = M.request(1, 1, 1, "play", {"hand": []}, ["play:7h", "play:8h"], 2000)
+        t0 = time.perf_counter()
+        for i in range(n):
+            req["id"] = i + 1
+            proc.request(req, 30)
+        return (time.perf_counter() - t0) / n
+    finally:
+        proc.close()
+
+
+def sandbox_cost(starts: int = 20, partie: int = 2, seed: int = 1) -> dict:
+    """The sandbox's cost, with and without it in the same run (alternated): a bot's
+    start-up (start to hello answer), one request's round trip, and the referee's wall
+    and CPU time per decision with three trivial bots."""
+    import statistics
     import sys
 
     from .match import BotSpec
+    from .sandbox import bwrap_status
 
+    if bwrap_status()[0] is None:
+        return {"sandbox_available": False, "sandbox_why": bwrap_status()[1]}
+    runs: dict[str, list[tuple[float, float, float]]] = {"none": [], "bwrap": [], "sh-none": [], "sh-bwrap": []}
+    for i in range(starts):
+        for mode in (("none", "bwrap") if i % 2 == 0 else ("bwrap", "none")):
+            runs[mode].append(_start_times(mode))
+            runs["sh-" + mode].append(_start_times(mode, SH_BOT))
+    trips: dict[str, list[float]] = {"none": [], "bwrap": []}
+    for i in range(6):
+        for mode in (("none", "bwrap") if i % 2 == 0 else ("bwrap", "none")):
+            trips[mode].append(_round_trip(mode))
+    wall: dict[str, list[float]] = {"none": [], "bwrap": []}
+    cpu: dict[str, list[float]] = {"none": [], "bwrap": []}
+    trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
+    for mode in ("none", "bwrap", "bwrap", "none", "none", "bwrap"):
+        ref, _, decisions, _ = _referee_run(trivial, partie, seed, sandbox=mode)
+        wall[mode].append(ref.play_seconds / decisions)
+        cpu[mode].append(ref.play_cpu_seconds / decisions)
+
+    def med(mode: str, k: int) -> float:
+        return statistics.median(r[k] for r in runs[mode])
+
+    out: dict = {"sandbox_available": True, "sandbox_starts_per_mode": starts}
+    for mode in ("none", "bwrap"):
+        out[f"startup_ms_{mode}"] = round(med(mode, 0) * 1000, 2)
+        out[f"referee_cpu_ms_per_bot_start_{mode}"] = round(med(mode, 2) * 1000, 2)
+        out[f"sh_startup_ms_{mode}"] = round(med("sh-" + mode, 0) * 1000, 2)
+        out[f"wall_us_per_decision_{mode}"] = round(statistics.median(wall[mode]) * 1e6, 1)
+        out[f"referee_cpu_us_per_decision_{mode}"] = round(min(cpu[mode]) * 1e6, 1)
+        out[f"us_round_trip_{mode}"] = round(statistics.median(trips[mode]) * 1e6, 1)
+    out["startup_ms_added"] = round(out["startup_ms_bwrap"] - out["startup_ms_none"], 2)
+    out["sh_startup_ms_added"] = round(out["sh_startup_ms_bwrap"] - out["sh_startup_ms_none"], 2)
+    out["wall_per_decision_ratio_bwrap_to_none"] = round(out["wall_us_per_decision_bwrap"] / out["wall_us_per_decision_none"], 3)
+    out["cpu_per_decision_ratio_bwrap_to_none"] = round(out["referee_cpu_us_per_decision_bwrap"] / out["referee_cpu_us_per_decision_none"], 3)
+    out["round_trip_ratio_bwrap_to_none"] = round(out["us_round_trip_bwrap"] / out["us_round_trip_none"], 3)
+    out["sandbox_note"] = ("startup = BotProcess.start() to the hello answer of a trivial Python bot (median; sh_: a /bin/sh "
+                           "bot, so nearly all of it is the sandbox's own); per decision = the referee's wall (median) and "
+                           "own CPU (min) per decision with three trivial bots, 3 matches per mode; round trip = one request "
+                           "and answer with one trivial bot, 6 blocks of 1000 per mode (median); modes alternated; "
+                           "goal: startup_ms_added <= 50, per-decision ratios ~ 1")
+    return out
+
+
+def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto") -> dict:
+    """The referee's own CPU per decision with trivial bots against the engine's CPU per
+    decision on the same deals (each the minimum of ``runs`` runs), their ratio, and for
+    context the wall time with three external ``random`` bots and a raw echo round trip;
+    with the sandbox's cost (:func:`sandbox_cost`) measured in the same run."""
+    import sys
+
+    from .match import BotSpec
+    from .sandbox import resolve_mode
+
+    mode = resolve_mode(sandbox)
     trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
     ref_cpu, engine_cpu = [], []
     t_wall = []
     for _ in range(max(1, runs)):
-        ref, result, decisions, _ = _referee_run(trivial, partie, seed)
+        ref, result, decisions, _ = _referee_run(trivial, partie, seed, sandbox=mode)
         ref_cpu.append(ref.play_cpu_seconds / decisions)
         t_wall.append(ref.play_seconds / decisions)
         cpu, n = _engine_replay_cpu(result.parties)
@@ -239,7 +344,7 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5) -> dict:
             raise RuntimeError(f"the replay made {n} decisions, the match {decisions}")
         engine_cpu.append(cpu / n)
     specs = [BotSpec.parse("random", seed=f"bench:{i}") for i in range(3)]
-    rref, rresult, r_decisions, bot_ms = _referee_run(specs, partie, seed)
+    rref, rresult, r_decisions, bot_ms = _referee_run(specs, partie, seed, sandbox=mode)
     deals = sum(len(p.deals) for p in rresult.parties)
     raw = raw_round_trip()
     ref_us, engine_us = min(ref_cpu) * 1e6, min(engine_cpu) * 1e6
@@ -257,6 +362,8 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5) -> dict:
         "random_deals_per_second": round(deals / rref.play_seconds, 1),
         "random_wall_us_per_decision": round(rref.play_seconds / r_decisions * 1e6, 1),
         "random_us_waiting_for_bots_per_decision": round(bot_ms * 1000 / r_decisions, 1),
+        "sandbox": mode,
+        **sandbox_cost(seed=seed),
         "note": ("referee cpu = the referee process's own user+system CPU (time.process_time, i.e. getrusage of this "
                  "process, not of the bots) from the end of the handshakes to the last deal_end, with trivial bots "
                  "(they answer the first or the last legal action without parsing JSON); engine cpu = legal actions + "

@@ -55,6 +55,35 @@ def _three(items: List[str]) -> List[str]:
     return list(items)
 
 
+# ------------------------------------------------------------------ sandbox options
+_SANDBOX_HELP = ("Bot sandbox (protocol/PROTOCOL.md): auto = bubblewrap where it works, else none with a warning; "
+                 "bwrap (or required) = refuse to start without it; none = bots run unisolated.")
+
+
+def _sandbox_mode(mode: str) -> str:
+    """The sandbox mode to run with ("bwrap" or "none"), said at start; exits 2 where it is required but missing."""
+    from .sandbox import MODES, SandboxUnavailable, limits_report, resolve_mode
+
+    if mode not in MODES:
+        raise typer.BadParameter(f"one of {', '.join(MODES)}, got {mode!r}", param_hint="--sandbox")
+    try:
+        resolved = resolve_mode(mode, warn=lambda text: typer.secho(f"marias: {text}", err=True, fg="red", bold=True))
+    except SandboxUnavailable as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    weak = {k: v for k, v in limits_report().items() if v.startswith(("RLIMIT_AS", "RLIMIT_NPROC", "not enforced"))}
+    if weak:
+        typer.secho("marias: note: no writable cgroup here, so bot limits fall back to: "
+                    + ", ".join(f"{k} {v}" for k, v in weak.items()), err=True, fg="yellow")
+    return resolved
+
+
+def _bot_limits(memory_mb, processes, cpu_s, file_mb):
+    from .sandbox import SandboxLimits
+
+    return SandboxLimits().merged(memory_mb=memory_mb, processes=processes, cpu_s=cpu_s, file_mb=file_mb)
+
+
 # ------------------------------------------------------------------ match
 @app.command()
 def match(
@@ -73,6 +102,11 @@ def match(
     transcript: bool = typer.Option(False, "--transcript", help="Keep every line sent to and received from each seat (next to the log)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+    sandbox: str = typer.Option("auto", "--sandbox", help=_SANDBOX_HELP),
+    bot_memory_mb: Optional[int] = typer.Option(None, "--bot-memory-mb", min=1, help="Memory per bot in MB (default 1024)."),
+    bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
+    bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
+    bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
 ):
     """Play a match between three bots and print groše per seat per partie and in total."""
     from datetime import datetime, timezone
@@ -118,6 +152,9 @@ def match(
         bots=specs, partie=partie, seed=seed, decks=decks,
         limits=Limits(startup_ms=startup_time, move_ms=move_time, bank_ms=bank, increment_ms=increment),
         policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript, sign_key=sign_key,
+        sandbox=_sandbox_mode(sandbox),
+        sandbox_limits=_bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb),
+        sandbox_hide=(str(deck.resolve()),) if deck is not None else (),  # every hand of the match is in it
     )
     if commit:
         typer.echo(f"seed sha256: {commitment}")  # before play, to be published
@@ -135,6 +172,7 @@ def match(
     typer.echo("")
     typer.echo(tabulate(seat_rows(result), headers="keys", tablefmt="simple"))
     typer.echo(f"\nseed: {seed}\nseed sha256: {commitment}")
+    typer.echo(f"\nsandbox: {result.sandbox}")
     if log_path is not None:
         typer.echo(f"log: {log_path}" + (" (signed)" if sign_key is not None else ""))
     typer.echo(f"bots' stderr: {result.stderr_dir}")
@@ -290,11 +328,12 @@ def bench_referee(
     partie: int = typer.Option(10, min=1, help="Partie per run (12 deals each)."),
     runs: int = typer.Option(5, min=1, help="Runs with trivial bots; the minimum CPU per decision is reported."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    sandbox: str = typer.Option("auto", "--sandbox", help="The sandbox of the main figures (auto, bwrap, none); the sandbox's cost (start-up and per decision, with and without it) is measured in the same run either way."),
 ):
-    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs; plus deals per second with three external random bots and a raw echo round trip, for context."""
+    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs; plus deals per second with three external random bots and a raw echo round trip, for context; and the sandbox's cost (bot start-up and per decision with and without it)."""
     from . import bench
 
-    _print_bench(bench.referee(partie=partie, runs=runs), as_json)
+    _print_bench(bench.referee(partie=partie, runs=runs, sandbox=_sandbox_mode(sandbox)), as_json)
 
 
 @bench_app.command("validate")
@@ -346,6 +385,11 @@ def tournament(
     commit: bool = typer.Option(False, "--commit", help="Print the SHA-256 of the tournament seed before play (to publish it)."),
     series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox", help=_SANDBOX_HELP + " Default: the configuration's sandbox: (auto)."),
+    bot_memory_mb: Optional[int] = typer.Option(None, "--bot-memory-mb", min=1, help="Memory per bot in MB (default 1024)."),
+    bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
+    bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
+    bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
 ):
     """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel; resumable; prints the tables."""
     from . import standings
@@ -355,13 +399,14 @@ def tournament(
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--table-format")
     flags = {"format": format_, "gauntlet": gauntlet, "partie": partie, "arrangements": arrangements, "seed": seed,
              "deal_book": deal_book, "deck_scope": deck_scope, "move_ms": move_time, "startup_ms": startup_time,
-             "bank_ms": bank, "increment_ms": increment, "max_faults": max_faults}
+             "bank_ms": bank, "increment_ms": increment, "max_faults": max_faults,
+             "memory_mb": bot_memory_mb, "processes": bot_processes, "cpu_s": bot_cpu_s, "file_mb": bot_file_mb}
     try:
         if config is not None:
             given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])
             if given:
                 typer.echo(f"error: with a configuration file, change {', '.join(given)} in the file "
-                           f"(only --concurrency and --out may be given with it)", err=True)
+                           f"(only --concurrency, --out and --sandbox may be given with it)", err=True)
                 raise typer.Exit(2)
             cfg = load_config(config)
         else:
@@ -376,6 +421,7 @@ def tournament(
         cfg.concurrency = concurrency
     if out is not None:
         cfg.output = out
+    cfg.sandbox = _sandbox_mode(sandbox or cfg.sandbox)  # resolved once here: the workers neither probe nor warn
     sign_key = _signing_key(sign) if sign is not None else None
     if commit:
         from .partie import seed_sha256

@@ -39,6 +39,7 @@ from .faults import BotFault, FaultKind, evidence
 from .partie import Partie, derive_seed, new_seed
 from .process import BotCommand, BotProcess, Poller, encode_line, open_private
 from .seat import Clock, InProcessSeat, Seat
+from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot")
 BYE_LINE = encode_line(M.BYE)
@@ -66,6 +67,12 @@ class BotSpec:
     startup_ms: int | None = None
     bank_ms: int | None = None
     increment_ms: int | None = None
+    # sandbox (referee/sandbox.py): per-bot limits (None: the match's) and writable folder (None: a fresh one)
+    memory_mb: int | None = None
+    processes: int | None = None
+    cpu_s: int | None = None
+    file_mb: int | None = None
+    workdir: str | None = None
 
     @classmethod
     def parse(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
@@ -103,6 +110,9 @@ class BotSpec:
         own = {k: getattr(self, k) for k in ("move_ms", "startup_ms", "bank_ms", "increment_ms") if getattr(self, k) is not None}
         if own:
             d["limits"] = own  # this bot's own limits (validate checks its times against them)
+        own = {k: getattr(self, k) for k in ("memory_mb", "processes", "cpu_s", "file_mb") if getattr(self, k) is not None}
+        if own:
+            d["sandbox_limits"] = own  # this bot's own, over the header's
         return d
 
 
@@ -141,6 +151,9 @@ class MatchConfig:
     work_dir: Path | None = None  # where stderr files go when there is no log
     keep_partie: bool = False  # keep the Partie objects in the result (tests, reports)
     sign_key: object = None  # Ed25519 key (PEM path, raw bytes or key) that signs the log's footer
+    sandbox: str = "auto"  # auto | bwrap | required | none (referee/sandbox.py); resolved when the match starts
+    sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
+    sandbox_hide: tuple[str, ...] = ()  # more referee output (files, folders) no bot may see
 
 
 @dataclass
@@ -172,6 +185,7 @@ class MatchResult:
     faults: list[dict]
     parties: list[Partie] = field(default_factory=list)
     stderr_dir: Path | None = None  # where the bots' stderr files (<stem>.seatN.stderr.log) are
+    sandbox: str | None = None  # "bwrap" or "none": how the bots ran
 
     @property
     def totals(self) -> list[int]:
@@ -181,7 +195,7 @@ class MatchResult:
         return {"names": self.names, "partie_totals": self.partie_totals, "partie_places": self.partie_places,
                 "totals": self.totals, "seats": [s.to_dict() for s in self.stats],
                 "faults": self.faults, "log": str(self.log_path) if self.log_path else None,
-                "stderr_dir": str(self.stderr_dir) if self.stderr_dir else None}
+                "stderr_dir": str(self.stderr_dir) if self.stderr_dir else None, "sandbox": self.sandbox}
 
 
 def load_decks(path: str | os.PathLike) -> list[list[Card]]:
@@ -233,6 +247,7 @@ class Player:
         self.stats = SeatStats()
         self.clock = Clock(0)
         self.started_at = 0.0  # time.monotonic() when the bot was last started
+        self.sandbox: SandboxConfig | None = None  # set by the referee once the mode is resolved
         self._transcript_file = transcript_file
         self._limits = self._make_limits()
         stem = config.log_path.with_suffix("") if config.log_path else Path(config.work_dir or tempfile.gettempdir()) / "marias"
@@ -250,7 +265,7 @@ class Player:
         if self.spec.bot is not None:
             return InProcessSeat(self.spec.bot, name=f"seat {self.seat}")
         lim = self.config.limits
-        return BotProcess(BotCommand(self.spec.argv, self.spec.cwd, self.spec.env or None), name=f"seat {self.seat}",
+        return BotProcess(BotCommand(self.spec.argv, self.spec.cwd, self.spec.env or None, self.sandbox), name=f"seat {self.seat}",
                           stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
                           transcript=self._transcript if self._transcript_file else None, poller=self.poller)
 
@@ -353,6 +368,7 @@ class Referee:
         self.parties: list[Partie] = []
         self.play_seconds = 0.0
         self.play_cpu_seconds = 0.0  # the referee process's own CPU (user + system) while playing
+        self.sandbox: str | None = None  # "bwrap" or "none" once the match has started
 
     def run(self) -> MatchResult:
         cfg = self.config
@@ -361,12 +377,16 @@ class Referee:
         elif cfg.work_dir is None:  # a folder of its own (0700), named in the result
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
             cfg.work_dir = Path(tempfile.mkdtemp(prefix=f"marias-match-{stamp}-"))
+        self.sandbox = resolve_mode(cfg.sandbox)  # bwrap or none (loudly); refuses when required and missing
         tfiles = [None, None, None]
+        tnames: list[str] = []
         if cfg.transcript:
             stem = cfg.log_path.with_suffix("") if cfg.log_path else cfg.work_dir / "marias"
-            tfiles = [open_private(f"{stem}.seat{s}.transcript.jsonl", "w") for s in range(3)]
+            tnames = [f"{stem}.seat{s}.transcript.jsonl" for s in range(3)]
+            tfiles = [open_private(name, "w") for name in tnames]
         poller = Poller()
         players = [Player(s, spec, cfg, poller, tfiles[s]) for s, spec in enumerate(cfg.bots)]
+        self._sandbox_players(players, tnames)
         partie_totals: list[list[int]] = []
         partie_places: list[list[float]] = []
         try:
@@ -412,7 +432,26 @@ class Referee:
                 if f is not None:
                     f.close()
         return MatchResult([p.name for p in players], partie_totals, partie_places, [p.stats for p in players],
-                           cfg.log_path, self.faults, self.parties, players[0].stderr_path.parent)
+                           cfg.log_path, self.faults, self.parties, players[0].stderr_path.parent, self.sandbox)
+
+    def _sandbox_players(self, players: list[Player], transcripts: list[str]) -> None:
+        """Each bot's sandbox: the match's limits with its own, and what it must not see."""
+        cfg = self.config
+        outputs = [*transcripts, *(str(p.stderr_path) for p in players), *map(str, cfg.sandbox_hide)]
+        if cfg.log_path is not None:
+            outputs.append(str(cfg.log_path))
+        elif cfg.work_dir is not None:
+            outputs.append(str(cfg.work_dir))
+        outputs = [os.path.abspath(o) for o in outputs]  # from the referee's folder, whatever the bot's is
+        workdirs = [os.path.abspath(os.path.join(q.spec.cwd or ".", q.spec.workdir)) if q.spec.workdir else None
+                    for q in players]
+        for p in players:
+            sp = p.spec
+            own = workdirs[p.seat]
+            others = [w for w in workdirs if w and w != own]
+            show = builtin_bot_folders() if sp.builtin else ()
+            limits = cfg.sandbox_limits.merged(memory_mb=sp.memory_mb, processes=sp.processes, cpu_s=sp.cpu_s, file_mb=sp.file_mb)
+            p.sandbox = SandboxConfig(self.sandbox, limits, own, tuple(outputs + others), show)
 
     def _header(self, players: list[Player]) -> dict:
         cfg = self.config
@@ -424,6 +463,9 @@ class Referee:
                       "exe_sha256": p.spec.exe_sha256()} for p in players],
             "limits": cfg.limits.to_dict(),
             "fault_policy": cfg.policy.to_dict(),
+            "sandbox": self.sandbox,
+            "sandbox_limits": cfg.sandbox_limits.to_dict(),
+            "sandbox_limits_by": limits_report(cfg.sandbox_limits),
         }
 
     def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:
@@ -541,6 +583,13 @@ class Referee:
         self.progress(f"partie {n}: seat {p.seat} forfeits deals {f.from_deal}-{partie.n_deals} after "
                       f"{p.faults_in_partie} faults (R12.3: {f.totals[p.seat]} groše)")
         return {"seat": f.seat, "from_deal": f.from_deal}
+
+
+def builtin_bot_folders() -> tuple[str, ...]:
+    """The package folders a built-in bot imports (shown to it read-only in the sandbox)."""
+    import bots
+    import protocol
+    return tuple(str(Path(m.__file__).resolve().parent) for m in (bots, protocol, sys.modules[__package__]))
 
 
 def _raw(answer: dict) -> str:

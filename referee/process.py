@@ -31,6 +31,7 @@ from typing import Callable
 from protocol.messages import MessageError, decode_line, encode_line
 
 from .faults import BotFault, FaultKind, evidence, tail_evidence
+from .sandbox import SandboxConfig, SandboxUnavailable, launch
 
 __all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "LineBuffer", "LineTooLong", "StderrCopy",
            "open_private",
@@ -52,6 +53,7 @@ class BotCommand:
     argv: list[str]
     cwd: str | None = None
     env: dict[str, str] | None = None
+    sandbox: "SandboxConfig | None" = None  # None: started as it is (no isolation, no limits)
 
 
 def _describe_returncode(rc: int | None) -> str:
@@ -278,6 +280,7 @@ class BotProcess:
         self.write_timeout = write_timeout
         self.poller = poller or Poller()
         self._popen: subprocess.Popen | None = None
+        self._sandbox_cleanup: Callable[[], None] | None = None  # what launch() left to undo
         self._pid = self._stdin = self._stdout = self._stderr = self._pidfd = -1
         self._closed = False
         self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
@@ -345,7 +348,7 @@ class BotProcess:
         self._stderr_copy = StderrCopy(self.stderr_path, self.stderr_cap)
         try:
             popen = self._spawn(argv, self.command.cwd, env)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, SandboxUnavailable) as exc:
             self._stderr_copy.close()
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             where = f" (cwd {self.command.cwd!r})" if self.command.cwd else ""
@@ -364,9 +367,21 @@ class BotProcess:
                 self.poller.watch(self._pidfd, self._on_exit)
 
     def _spawn(self, argv: list[str], cwd: str | None, env: dict[str, str] | None) -> subprocess.Popen:
-        """The one place a bot program is started: in a session (and process group) of its own."""
-        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                cwd=cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
+        """The one place a bot program is started: in a session (and process group) of its own,
+        inside its sandbox when the command has one (:func:`referee.sandbox.launch` decides what runs)."""
+        if self.command.sandbox is None:
+            return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    cwd=cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
+        spawn = launch(argv, cwd, env, self.command.sandbox)
+        try:
+            popen = subprocess.Popen(spawn.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     cwd=spawn.cwd, env=spawn.env, preexec_fn=spawn.preexec_fn, pass_fds=spawn.pass_fds,
+                                     start_new_session=True, close_fds=True, bufsize=0)
+        except BaseException:
+            spawn.cleanup()
+            raise
+        self._sandbox_cleanup = spawn.cleanup
+        return popen
 
     # ------------------------------------------------------------ waiting
 
@@ -688,3 +703,7 @@ class BotProcess:
         self._stop_stderr()
         self._drop_pidfd()
         self._lines = LineBuffer(self.max_line)
+        if self._sandbox_cleanup is not None:  # the sandbox's leftovers (cgroup, working folder)
+            cleanup, self._sandbox_cleanup = self._sandbox_cleanup, None
+            with contextlib.suppress(Exception):
+                cleanup()

@@ -535,6 +535,15 @@ def render(tables: dict[str, list[dict]], fmt: str = "text", *, series: int | No
     return text
 
 
+def _sandbox_of(source: str) -> str:
+    """How the bots of a log ran: its header's ``sandbox`` (``none`` where the header has none)."""
+    try:
+        with open(source, encoding="utf-8") as f:
+            return str(json.loads(f.readline()).get("sandbox") or "none")
+    except (OSError, ValueError, AttributeError):
+        return "none"
+
+
 def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
            which: Iterable[str] | None = None) -> tuple[str, list[str], Tournament]:
     """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics).
@@ -561,6 +570,7 @@ def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
     tables = build(t, series=series, which=which, split=fmt in ("csv", "json"))
     n_logs = len({p.source for p in parties})
     footer = f"{len(parties)} partie from {n_logs} log(s), {sum(len(p.deals) for p in parties)} deals"
+    footer += f"; sandbox: {', '.join(sorted({_sandbox_of(s) for s in {p.source for p in parties}})) or '-'}"
     text = render(tables, fmt, series=series, footer=footer)
     if sections and fmt == "json":
         body = json.loads(text)

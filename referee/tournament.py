@@ -37,6 +37,7 @@ from typing import Any, Callable, TextIO
 
 from .cards import Card
 from .match import BUILTIN_BOTS, BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
+from .sandbox import MODES as SANDBOX_MODES, SandboxLimits
 
 FORMATS = ("round-robin", "gauntlet", "head-to-head")
 HEAD_TO_HEAD = "head-to-head"  # two bots, each deck in the six 2+1 seatings, an SPRT decides (referee/duel.py)
@@ -55,8 +56,9 @@ INVALID_DIR = "invalid"  # logs that finished but did not validate (a referee bu
 LOCK_FILE = ".lock"
 
 TOP_KEYS = ("name", "seed", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
-            "concurrency", "output", "bots", "sprt")
-BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms")
+            "concurrency", "output", "bots", "sprt", "sandbox", "bot_limits")
+BOT_LIMIT_KEYS = ("memory_mb", "processes", "cpu_s", "file_mb")  # referee/sandbox.py SandboxLimits
+BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms", *BOT_LIMIT_KEYS, "workdir")
 TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
 FAULT_KEYS = ("max_faults",)
 DECK_KEYS = ("book", "scope")
@@ -88,6 +90,8 @@ class BotEntry:
     env: dict[str, str] = field(default_factory=dict)
     move_ms: int | None = None  # this bot's time per decision (default: time.move_ms)
     startup_ms: int | None = None  # this bot's time to start and answer hello (default: time.startup_ms)
+    limits: dict[str, int] = field(default_factory=dict)  # this bot's sandbox limits (default: bot_limits)
+    workdir: str | None = None  # its writable folder, relative to the configuration's folder (default: a fresh one)
 
     @property
     def builtin(self) -> str | None:
@@ -109,6 +113,10 @@ class BotEntry:
         spec.env = dict(self.env) or None
         spec.move_ms = self.move_ms
         spec.startup_ms = self.startup_ms
+        for key, value in self.limits.items():
+            setattr(spec, key, value)
+        if self.workdir:
+            spec.workdir = str((base_dir / self.workdir).resolve())
         return spec
 
     def to_dict(self) -> dict:
@@ -136,6 +144,8 @@ class TournamentConfig:
     base_dir: Path = Path(".")  # where relative cwd and deal book paths start
     source: str = "command line"
     lines: dict[tuple, int] = field(default_factory=dict, repr=False)  # key path -> line in the source
+    sandbox: str = "auto"  # auto | bwrap | required | none (referee/sandbox.py)
+    bot_limits: SandboxLimits = field(default_factory=SandboxLimits)  # every bot's, unless its own keys say
 
     def bot(self, name: str) -> BotEntry:
         return next(b for b in self.bots if b.name == name)
@@ -243,6 +253,11 @@ def config_from_options(bots: list[str], **options) -> TournamentConfig:
     sprt = {k: options[k] for k in SPRT_KEYS if options.get(k) is not None}
     if sprt:
         data["sprt"] = sprt
+    if options.get("sandbox") is not None:
+        data["sandbox"] = options["sandbox"]
+    bl = {k: options[k] for k in BOT_LIMIT_KEYS if options.get(k) is not None}
+    if bl:
+        data["bot_limits"] = bl
     return config_from_data(data, source="command line", lines={}, base_dir=Path.cwd(), default_name="tournament")
 
 
@@ -277,6 +292,11 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
     )
     fl = c.section(data, "faults", FAULT_KEYS)
     cfg.max_faults = c.integer(fl, ("faults", "max_faults"), 3, minimum=1)
+    cfg.sandbox = c.choice(data, ("sandbox",), SANDBOX_MODES, "auto")
+    bl = c.section(data, "bot_limits", BOT_LIMIT_KEYS)
+    default_limits = SandboxLimits()
+    cfg.bot_limits = SandboxLimits(**{k: c.integer(bl, ("bot_limits", k), getattr(default_limits, k), minimum=1)
+                                      for k in BOT_LIMIT_KEYS})
 
     # bots
     bots = data.get("bots")
@@ -334,8 +354,11 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
                     clean_env[k] = str(v).lower() if isinstance(v, bool) else str(v)
             move = c.integer(b, p + ("move_ms",), None, minimum=1)
             startup = c.integer(b, p + ("startup_ms",), None, minimum=1)
+            own = {k: c.integer(b, p + (k,), None, minimum=1) for k in BOT_LIMIT_KEYS}
+            workdir = c.text(b, p + ("workdir",))
             if name is not None and command is not None and not isinstance(command, (dict, int, float)):
-                cfg.bots.append(BotEntry(name, command, cwd, clean_env, move, startup))
+                cfg.bots.append(BotEntry(name, command, cwd, clean_env, move, startup,
+                                         {k: v for k, v in own.items() if v is not None}, workdir))
         if cfg.format == HEAD_TO_HEAD and len(bots) != 2:
             c.err(("bots",), f"format head-to-head compares two bots: list exactly two, got {len(bots)}")
         elif cfg.format != HEAD_TO_HEAD and len(bots) < 3:
@@ -695,7 +718,13 @@ def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | No
     deck = cfg.decks[unit.deck_slot] if cfg.decks is not None else None
     return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "partie": unit.partie,
             "deck": [int(c) for c in deck] if deck is not None else None, "limits": cfg.limits,
-            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"), "sign_key": sign_key}
+            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"), "sign_key": sign_key,
+            "sandbox": cfg.sandbox, "sandbox_limits": cfg.bot_limits, "sandbox_hide": sandbox_hide(cfg)}
+
+
+def sandbox_hide(cfg: TournamentConfig) -> tuple[str, ...]:
+    """What no bot of the tournament may see: its output folder and its deal book (every hand is in it)."""
+    return tuple(str(Path(p).resolve()) for p in (cfg.output, cfg.deck_book) if p is not None)
 
 
 def play_unit(job: dict) -> dict:
@@ -706,7 +735,8 @@ def play_unit(job: dict) -> dict:
         deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
         config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
                              limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]),
-                             log_path=Path(job["log"]), sign_key=job.get("sign_key"))
+                             log_path=Path(job["log"]), sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
+                             sandbox_hide=job["sandbox_hide"])
         t0 = time.perf_counter()
         result = run_match(config)
         return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,

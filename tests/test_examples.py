@@ -279,11 +279,12 @@ def test_example_bot_plays_a_partie_under_the_referee(bot, tmp_path):
     cmd = " ".join(shlex.quote(a) for a in bot)
     proc = subprocess.run(
         [sys.executable, "-m", "referee.cli", "match", "--bot", cmd, "--bot", "random", "--bot", "random",
-         "--partie", "1", "--seed", "7", "--json", "--log", str(tmp_path / "logs")],
+         "--partie", "1", "--seed", "7", "--json", "--log", str(tmp_path / "logs"), "--sandbox", "bwrap"],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout)
+    assert result["sandbox"] == "bwrap"  # the example runs isolated (its program under a temporary folder)
     assert result["names"][0].startswith("example-")
     assert result["seats"][0]["faults"] == {}
     assert result["seats"][0]["forfeited"] == []

@@ -17,7 +17,9 @@ FAULTY = str(Path(__file__).parent / "fault_bots" / "faulty.py")
 
 def faulty(mode: str, at: int = 5, once: Path | None = None, marker: str = "") -> BotSpec:
     env = {"FAULTY_ONCE": str(once)} if once else None
-    return BotSpec(label=f"faulty-{mode}", argv=[sys.executable, FAULTY, mode, str(at), marker], env=env)
+    # the flag file lives in the bot's own working folder: the sandbox lets a bot write nowhere else
+    return BotSpec(label=f"faulty-{mode}", argv=[sys.executable, FAULTY, mode, str(at), marker], env=env,
+                   workdir=str(once.parent) if once else None)
 
 
 def bot_processes(marker: str) -> set[int]:
@@ -97,7 +99,7 @@ CASES = [
 @pytest.mark.parametrize("mode,kind,at,move_ms", CASES, ids=[c[0] for c in CASES])
 def test_R12_1_fault_is_survived_and_settled_per_R12_2(mode, kind, at, move_ms, tmp_path):
     marker = f"marias-test-{tmp_path.name}-{os.getpid()}"
-    result = play(faulty(mode, at, once=tmp_path / "faulted", marker=marker), tmp_path, move_ms=move_ms)
+    result = play(faulty(mode, at, once=tmp_path / "bot" / "faulted", marker=marker), tmp_path, move_ms=move_ms)
     fault_deals = check_r12(result)
     assert len(fault_deals) == 1, "exactly the one fault is recorded"
     assert fault_deals[0].fault_info.kind == kind

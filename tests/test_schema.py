@@ -291,7 +291,8 @@ def test_every_line_of_a_real_match_validates(tmp_path):
     """Run the referee with a bot that faults once (restarted afterwards) and validate its transcripts."""
     faulty = ROOT / "tests" / "fault_bots" / "faulty.py"
     spec = BotSpec(label="faulty-illegal", argv=[sys.executable, str(faulty), "illegal", "7"],
-                   env={"FAULTY_ONCE": str(tmp_path / "once")})
+                   env={"FAULTY_ONCE": str(tmp_path / "bot" / "once")},
+                   workdir=str(tmp_path / "bot"))  # its flag file in its own folder: the sandbox lets it write only there
     config = MatchConfig(
         bots=[spec, BotSpec.parse("random", seed="x"), BotSpec.parse("robot")],
         partie=1, seed="schema", limits=Limits(startup_ms=10_000, move_ms=5_000),

@@ -1,0 +1,264 @@
+"""Resource limits of a bot process (referee/sandbox.py uses them in every mode).
+
+A cgroup per bot holds ``pids`` and ``memory`` where the cgroup file system is
+writable (v1 controllers, or a v2 subtree with them enabled); the rlimits
+``RLIMIT_CPU``, ``RLIMIT_FSIZE`` and ``RLIMIT_CORE`` are always set; without a
+memory cgroup ``RLIMIT_AS`` stands in for it, and without a pids cgroup (and not
+as root, whom the kernel exempts) ``RLIMIT_NPROC``.  :func:`limits_report`
+says which applies on this machine.  Cgroups left by a referee that was killed
+outright are swept by the next one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import resource
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["SandboxLimits", "Cgroup", "limits_report", "make_preexec", "group_prefix"]
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Limits per bot process (``None``: no limit of that kind)."""
+
+    memory_mb: int | None = 1024  # resident memory of the bot and its children
+    processes: int | None = 128  # processes and threads at once
+    cpu_s: int | None = 1800  # CPU seconds of each process
+    file_mb: int | None = 64  # largest file it may write
+
+    def __post_init__(self):
+        for name in ("memory_mb", "processes", "cpu_s", "file_mb"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise ValueError(f"sandbox limit {name} must be a whole number >= 1, got {v!r}")
+
+    def merged(self, **overrides) -> "SandboxLimits":
+        """These limits with the given values replaced (``None`` values keep the current one)."""
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    def to_dict(self) -> dict:
+        return {"memory_mb": self.memory_mb, "processes": self.processes, "cpu_s": self.cpu_s, "file_mb": self.file_mb}
+
+
+# ---------------------------------------------------------------- cgroups
+@dataclass(frozen=True)
+class _Hierarchy:
+    base: str  # the folder new cgroups are made in
+    version: int  # 1 or 2
+    controller: str  # "pids" or "memory"
+
+
+def _own_cgroups() -> dict[str, str]:
+    """controller (``""`` for v2) -> this process's cgroup path."""
+    out = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for c in controllers.split(",") if controllers else [""]:
+                out[c] = path
+    return out
+
+
+def _base_for(mount: str, own: str) -> str:
+    candidate = os.path.join(mount, own.lstrip("/"))
+    return candidate if os.path.isdir(candidate) else mount
+
+
+@functools.lru_cache(maxsize=None)
+def _hierarchies() -> dict[str, _Hierarchy]:
+    """Where a pids and a memory cgroup can be made for a bot (writable ones only)."""
+    own = _own_cgroups()
+    found: dict[str, _Hierarchy] = {}
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return found
+    v2 = None
+    for line in mounts:
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        fstype, mount, options = parts[2], parts[1], parts[3].split(",")
+        if fstype == "cgroup":
+            for c in ("pids", "memory"):
+                if c in options and c not in found:
+                    base = _base_for(mount, own.get(c, "/"))
+                    if os.access(base, os.W_OK):
+                        found[c] = _Hierarchy(base, 1, c)
+        elif fstype == "cgroup2" and v2 is None:
+            v2 = _base_for(mount, own.get("", "/"))
+    if v2 is not None and os.access(v2, os.W_OK):
+        with contextlib.suppress(OSError):
+            enabled = Path(v2, "cgroup.subtree_control").read_text().split()
+            for c in ("pids", "memory"):
+                if c in enabled and c not in found:
+                    found[c] = _Hierarchy(v2, 2, c)
+    for h in found.values():
+        _sweep(h.base)
+    return found
+
+
+def group_prefix() -> str:
+    """``marias-bot-<pid namespace>-``: the cgroups of referees that see the same pids."""
+    try:
+        ns = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        ns = 0
+    return f"marias-bot-{ns}-"
+
+
+def _sweep(base: str) -> None:
+    """Remove the cgroups a referee that was killed outright (kill -9) left behind,
+    ending what still runs in them; only those of referees of this pid namespace
+    that are gone."""
+    prefix = group_prefix()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(base):
+            if not name.startswith(prefix):
+                continue
+            pid = name[len(prefix):].split("-")[0]
+            if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+                continue
+            d = os.path.join(base, name)
+            with contextlib.suppress(OSError, ValueError):
+                for p in Path(d, "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        os.kill(int(p), 9)
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+
+
+_counter = itertools.count(1)
+
+
+class Cgroup:
+    """The bot's cgroups (one per hierarchy; a v2 one holds both controllers)."""
+
+    def __init__(self, limits: SandboxLimits):
+        self.dirs: list[str] = []
+        self.kinds: set[str] = set()
+        name = f"{group_prefix()}{os.getpid()}-{next(_counter)}"
+        made: dict[str, str] = {}
+        for c, h in _hierarchies().items():
+            want = limits.processes if c == "pids" else limits.memory_mb
+            if want is None:
+                continue
+            d = os.path.join(h.base, name)
+            try:
+                if d not in made.values():
+                    os.mkdir(d)
+                    self.dirs.append(d)
+                made[c] = d
+                if c == "pids":
+                    _write(d, "pids.max", str(want))
+                elif h.version == 1:
+                    _write(d, "memory.limit_in_bytes", str(want << 20))
+                    with contextlib.suppress(OSError):  # where swap is accounted
+                        _write(d, "memory.memsw.limit_in_bytes", str(want << 20))
+                else:
+                    _write(d, "memory.max", str(want << 20))
+                    with contextlib.suppress(OSError):
+                        _write(d, "memory.swap.max", "0")
+                self.kinds.add(c)
+            except OSError:
+                continue
+        # opened now so that the child only writes (nothing to open between fork and exec)
+        self._fds = [os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC) for d in self.dirs]
+
+    def join(self) -> None:
+        """In the child before exec: move into the cgroups."""
+        pid = str(os.getpid()).encode()
+        for fd in self._fds:
+            os.write(fd, pid)
+
+    def close_fds(self) -> None:
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = []
+
+    def pids(self) -> set[int]:
+        out: set[int] = set()
+        for d in self.dirs:
+            with contextlib.suppress(OSError, ValueError):
+                out |= {int(x) for x in Path(d, "cgroup.procs").read_text().split()}
+        return out
+
+    def remove(self, wait: float = 1.0) -> None:
+        """Kill whatever is left in the cgroups and remove them."""
+        deadline = time.monotonic() + wait
+        while True:
+            left = self.pids()
+            for pid in left:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, 9)
+            for d in list(self.dirs):
+                with contextlib.suppress(OSError):
+                    os.rmdir(d)
+                    self.dirs.remove(d)
+            if not self.dirs or time.monotonic() > deadline:
+                return
+            time.sleep(0.005)
+
+
+def _write(folder: str, name: str, value: str) -> None:
+    with open(os.path.join(folder, name), "w") as f:
+        f.write(value)
+
+
+def limits_report(limits: SandboxLimits | None = None) -> dict[str, str]:
+    """How each limit is enforced on this machine (for the log header and ``--help`` texts)."""
+    limits = limits or SandboxLimits()
+    h = _hierarchies()
+    root = os.geteuid() == 0
+    out = {}
+    out["memory_mb"] = "off" if limits.memory_mb is None else (f"cgroup v{h['memory'].version}" if "memory" in h else "RLIMIT_AS")
+    out["processes"] = "off" if limits.processes is None else (
+        f"cgroup v{h['pids'].version}" if "pids" in h else ("not enforced (root, no pids cgroup)" if root else "RLIMIT_NPROC"))
+    out["cpu_s"] = "off" if limits.cpu_s is None else "RLIMIT_CPU"
+    out["file_mb"] = "off" if limits.file_mb is None else "RLIMIT_FSIZE"
+    return out
+
+
+def _user_process_count() -> int:
+    uid, n = os.getuid(), 0
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                with contextlib.suppress(OSError):
+                    if os.stat(f"/proc/{name}").st_uid == uid:
+                        n += 1
+    return n
+
+
+def make_preexec(limits: SandboxLimits, cgroup: Cgroup) -> Callable[[], None]:
+    rl: list[tuple[int, int, int]] = [(resource.RLIMIT_CORE, 0, 0)]
+    if limits.cpu_s is not None:
+        rl.append((resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 5))  # SIGXCPU, then SIGKILL
+    if limits.file_mb is not None:
+        rl.append((resource.RLIMIT_FSIZE, limits.file_mb << 20, limits.file_mb << 20))
+    if limits.memory_mb is not None and "memory" not in cgroup.kinds:
+        rl.append((resource.RLIMIT_AS, limits.memory_mb << 20, limits.memory_mb << 20))
+    if limits.processes is not None and "pids" not in cgroup.kinds and os.geteuid() != 0:
+        n = _user_process_count() + limits.processes  # the limit counts all processes of the user
+        rl.append((resource.RLIMIT_NPROC, n, n))
+    caps = {}
+    for which, _, _ in rl:
+        caps[which] = resource.getrlimit(which)[1]
+
+    def preexec() -> None:
+        cgroup.join()
+        for which, soft, hard in rl:
+            cap = caps[which]
+            if cap != resource.RLIM_INFINITY:
+                soft, hard = min(soft, cap), min(hard, cap)
+            resource.setrlimit(which, (soft, hard))
+
+    return preexec
