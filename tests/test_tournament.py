@@ -139,7 +139,7 @@ def test_deal_book(tmp_path):
     decks = [" ".join(str(c) for c in shuffled_deck(f"book:{i}")) for i in range(3)]
     (tmp_path / "book.txt").write_text("# three decks\n" + "\n".join(decks) + "\n")
     bots = "\n".join(f"  - {{name: {n}, command: random}}" for n in "abcd")
-    cfg = T.load_config(write(tmp_path, f"partie: 3\ndecks:\n  book: book.txt\n  scope: tournament\nbots:\n{bots}\n"))
+    cfg = T.load_config(write(tmp_path, f"seed: 1\npartie: 3\ndecks:\n  book: book.txt\n  scope: tournament\nbots:\n{bots}\n"))
     assert len(cfg.decks) == 3 and T.deck_slots(cfg) == 3
     units = T.plan_units(cfg)
     assert {u.deck_slot for u in units if u.partie == 2} == {1}  # every table plays line 2 in its partie 2
@@ -180,6 +180,7 @@ def test_missing_program_is_reported_with_its_line(tmp_path):
 # ------------------------------------------------------------------ planning
 
 def names_cfg(n: int, **options) -> T.TournamentConfig:
+    options.setdefault("seed", "1")
     return T.config_from_options([f"b{i}=random" for i in range(1, n + 1)], **options)
 
 
@@ -234,7 +235,8 @@ def test_diff_config_added_and_removed():
     b = T.canonical(names_cfg(4))
     assert T.diff_config(a, b) == ['bots[3].command: added ("random")', "bots[3].cwd: added (null)",
                                    "bots[3].env: added ({})", "bots[3].move_ms: added (null)", 'bots[3].name: added ("b4")',
-                                   "bots[3].startup_ms: added (null)"]
+                                   "bots[3].startup_ms: added (null)",
+                                   f'fingerprints.b4: added ("{b["fingerprints"]["b1"]}")']  # one program: one fingerprint
 
 
 # ------------------------------------------------------------------ whole tournaments (processes)

@@ -1,0 +1,494 @@
+"""Worker processes that no bot can break (issue 9.4): one forked worker per job, under a watchdog.
+
+A tournament's jobs are units (one partie each); a bot in a unit may kill its
+worker, stop it with SIGSTOP, or hang it.  A pool of long-lived workers
+(``ProcessPoolExecutor``) breaks for good when one worker dies, failing every
+job after it.  Here every job gets a fresh worker forked for it, and the parent
+watches each one:
+
+- it **died** without a result (killed, crashed): the job failed;
+- it was **stopped** (SIGSTOP, seen through ``waitpid(WUNTRACED)``): killed, failed;
+- it ran past its **wall-clock limit** (``Task.wall_s``): ended (SIGTERM, then SIGKILL), failed;
+- it **raised**: failed, with the exception.
+
+A failed job is run once more (``retries``); the pool goes on with the others
+either way.  After a worker is ended the bot processes it had started are ended
+too (their process groups, recorded in memory shared with the parent, checked
+against the process start time so that a reused pid is never hit).
+
+*Who is responsible.*  A worker records in that shared memory which seat it is
+waiting for: every line it writes to a bot passes an ``os.write`` hook that
+notes a ``hello`` (bots starting) or a ``request`` and its seat (read from the
+request's ``view``).  A worker that dies or stops while a seat is on move names
+that seat's bot as the one most likely responsible.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import selectors
+import signal
+import struct
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+PHASE_IDLE, PHASE_HELLO, PHASE_REQUEST = 0, 1, 2
+_MAX_PIDS = 32
+_HEAD = struct.Struct("<iii")  # phase, seat, number of pids
+_PID = struct.Struct("<qq")  # pid, start time (clock ticks since boot)
+_SIZE = _HEAD.size + _MAX_PIDS * _PID.size
+
+
+@dataclass
+class Task:
+    key: str
+    job: Any  # passed to the target in the worker (forked: need not be picklable)
+    wall_s: float  # the worker is ended after this many seconds
+    seats: tuple[str, ...] = ()  # the bots by seat, to name the one responsible
+
+
+@dataclass
+class Outcome:
+    key: str
+    status: str  # ok | error | died | stopped | timeout
+    result: Any = None
+    why: str = ""
+    culprit: str | None = None  # the bot most likely responsible (its name), if known
+    attempts: int = 1
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def describe(self) -> str:
+        who = f"; most likely responsible: {self.culprit}" if self.culprit else ""
+        tries = f" (attempt {self.attempts})" if self.attempts > 1 else ""
+        return f"{self.status}: {self.why}{who}{tries}"
+
+
+# ------------------------------------------------------------------ shared state (worker -> parent)
+
+class Shared:
+    """A small anonymous shared mapping: what the worker is waiting for, and the bots it started."""
+
+    def __init__(self):
+        self.mem = mmap.mmap(-1, _SIZE)
+
+    def set_phase(self, phase: int, seat: int = -1) -> None:
+        _, _, n = _HEAD.unpack_from(self.mem, 0)
+        _HEAD.pack_into(self.mem, 0, phase, seat, n)
+
+    def add_pid(self, pid: int) -> None:
+        phase, seat, n = _HEAD.unpack_from(self.mem, 0)
+        known = {_PID.unpack_from(self.mem, _HEAD.size + i * _PID.size)[0] for i in range(n)}
+        if pid in known:
+            return
+        start = _start_time(pid)
+        if start is None:
+            return
+        slot = n if n < _MAX_PIDS else (pid % _MAX_PIDS)  # full: overwrite (old bots are long gone)
+        _PID.pack_into(self.mem, _HEAD.size + slot * _PID.size, pid, start)
+        _HEAD.pack_into(self.mem, 0, phase, seat, min(n + 1, _MAX_PIDS))
+
+    def state(self) -> tuple[int, int]:
+        phase, seat, _ = _HEAD.unpack_from(self.mem, 0)
+        return phase, seat
+
+    def pids(self) -> list[tuple[int, int]]:
+        _, _, n = _HEAD.unpack_from(self.mem, 0)
+        return [_PID.unpack_from(self.mem, _HEAD.size + i * _PID.size) for i in range(n)]
+
+    def close(self) -> None:
+        self.mem.close()
+
+
+def _start_time(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (None where there is no /proc or no such process)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return int(data[data.rindex(b")") + 2:].split()[19])
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux /proc; empty elsewhere)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(x) for x in f.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def kill_groups(pids: list[tuple[int, int]]) -> None:
+    """SIGKILL the process group of each (pid, start time) still the same process (bots lead their groups)."""
+    for pid, start in pids:
+        if pid <= 1 or _start_time(pid) != start:
+            continue
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+# ------------------------------------------------------------------ the worker side
+
+_SHARED: Shared | None = None
+_REAL_WRITE = os.write
+_REQUEST = b'{"type":"request"'
+_VIEW_SEAT = b'"view":{"seat":'
+
+
+def _watched_write(fd, data):
+    """``os.write`` in a worker: note what the worker is about to wait for (see the module docstring)."""
+    sh = _SHARED
+    if sh is not None and type(data) is bytes:
+        i = data.rfind(_REQUEST)
+        if i >= 0:
+            j = data.find(_VIEW_SEAT, i)
+            seat = data[j + len(_VIEW_SEAT)] - 48 if j >= 0 else -1
+            sh.set_phase(PHASE_REQUEST, seat if 0 <= seat <= 9 else -1)
+        elif b'{"type":"hello"' in data:
+            sh.set_phase(PHASE_HELLO)
+            for pid in children(os.getpid()):
+                sh.add_pid(pid)
+    return _REAL_WRITE(fd, data)
+
+
+_STOPPING = False
+_IN_JOB = False
+
+
+class Stop(SystemExit):
+    """Raised in a worker by SIGTERM: the job is being ended.  A SystemExit, so that the
+    referee's clean-up (closing its bots) runs while it unwinds."""
+
+
+def _end_bots_now() -> None:
+    if _SHARED is not None:
+        for pid in children(os.getpid()):
+            _SHARED.add_pid(pid)
+        kill_groups(_SHARED.pids())
+
+
+def _on_sigterm(signum, frame):
+    global _STOPPING
+    if _STOPPING or not _IN_JOB:
+        _end_bots_now()
+        os._exit(143)
+    _STOPPING = True
+    raise Stop(143)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """If the parent is gone (even by kill -9), stop: ask nicely, then for certain."""
+    while os.getppid() == parent_pid:
+        time.sleep(0.5)
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+    finally:
+        time.sleep(10)
+        _end_bots_now()
+        os._exit(143)
+
+
+def _worker_main(target: Callable[[Any], Any], job: Any, wfd: int, shared: Shared, parent_pid: int,
+                 close_fds: list[int]) -> None:
+    """Run in the forked worker: never returns."""
+    global _SHARED, _IN_JOB
+    import threading
+
+    code = 0
+    try:
+        for fd in close_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.setpgid(0, 0)  # its own process group: a bot that signals "its" group hits no one else
+        except OSError:
+            pass
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent_pid:
+            os._exit(143)
+        threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="marias-parent-watch").start()
+        _SHARED = shared
+        os.write = _watched_write
+        _IN_JOB = True
+        try:
+            payload = ("ok", target(job))
+        except Stop:
+            _end_bots_now()
+            os._exit(143)
+        except BaseException as e:  # reported to the parent as the job's failure
+            tb = traceback.format_exc(limit=6)
+            payload = ("error", f"{type(e).__name__}: {e}", tb)
+        finally:
+            _IN_JOB = False
+        data = pickle.dumps(payload)
+        view = memoryview(struct.pack("<Q", len(data)) + data)
+        while view:
+            n = _REAL_WRITE(wfd, view)
+            view = view[n:]
+    except BaseException:
+        code = 70
+    finally:
+        _end_bots_now()
+        os._exit(code)
+
+
+# ------------------------------------------------------------------ the parent side
+
+@dataclass
+class _Running:
+    task: Task
+    attempt: int
+    pid: int
+    rfd: int
+    shared: Shared
+    started: float
+    buf: bytearray = field(default_factory=bytearray)
+    eof: bool = False
+    status: int | None = None  # waitpid status once it exited
+    ended: str | None = None  # why the parent ended it: stopped | timeout | interrupted
+    term_sent: float | None = None
+    exited_at: float | None = None
+
+
+def _culprit(r: _Running) -> str | None:
+    phase, seat = r.shared.state()
+    if phase == PHASE_REQUEST and 0 <= seat < len(r.task.seats):
+        return f"{r.task.seats[seat]} (seat {seat}, on move)"
+    return None
+
+
+def _exit_text(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"killed by {name}"
+    return f"exit status {os.WEXITSTATUS(status)}"
+
+
+class Pool:
+    """Run tasks in forked workers, at most ``workers`` at once (see the module docstring)."""
+
+    poll_s = 0.2  # how often the parent looks at its workers
+    term_wait_s = 5.0  # after SIGTERM, before SIGKILL
+
+    def __init__(self, target: Callable[[Any], Any], workers: int, *, retries: int = 1,
+                 close_fds: tuple[int, ...] = ()):
+        self.target = target
+        self.workers = max(1, workers)
+        self.retries = retries
+        self.close_fds = tuple(close_fds)
+        self.running: dict[int, _Running] = {}
+        self.sel: selectors.BaseSelector | None = None
+
+    def run(self, tasks: list[Task], on_outcome: Callable[[Outcome], None],
+            on_retry: Callable[[Outcome], None] | None = None, on_tick: Callable[[], None] | None = None) -> None:
+        """Run every task; ``on_outcome`` gets each final outcome (``on_retry`` each failure that
+        is tried again).  KeyboardInterrupt ends every worker (and its bots) before it propagates."""
+        queue: list[tuple[Task, int]] = [(t, 1) for t in tasks]
+        queue.reverse()
+        sel = self.sel = selectors.DefaultSelector()
+        try:
+            while queue or self.running:
+                while queue and len(self.running) < self.workers:
+                    task, attempt = queue.pop()
+                    r = self._start(task, attempt)
+                    sel.register(r.rfd, selectors.EVENT_READ, r)
+                for key, _ in sel.select(self.poll_s):
+                    self._read(key.data)
+                now = time.monotonic()
+                for r in list(self.running.values()):
+                    self._watch(r, now)
+                    if r.status is None or not r.eof:
+                        continue
+                    del self.running[r.pid]
+                    outcome = self._outcome(r)
+                    if not outcome.ok and r.attempt <= self.retries:
+                        if on_retry is not None:
+                            on_retry(outcome)
+                        queue.append((r.task, r.attempt + 1))
+                    else:
+                        on_outcome(outcome)
+                if on_tick is not None:
+                    on_tick()
+        except BaseException:
+            self.stop_all()
+            raise
+        finally:
+            sel.close()
+            self.sel = None
+
+    # ---------------------------------------------------------------- one worker
+
+    def _start(self, task: Task, attempt: int) -> _Running:
+        shared = Shared()
+        rfd, wfd = os.pipe()
+        others = [r.rfd for r in self.running.values()]
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the worker
+            os.close(rfd)
+            _worker_main(self.target, task.job, wfd, shared, parent, [*self.close_fds, *others])
+        os.close(wfd)
+        os.set_blocking(rfd, False)
+        r = _Running(task, attempt, pid, rfd, shared, time.monotonic())
+        self.running[pid] = r
+        return r
+
+    def _read(self, r: _Running) -> None:
+        while True:
+            try:
+                chunk = os.read(r.rfd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._close_pipe(r)
+                return
+            r.buf += chunk
+
+    def _watch(self, r: _Running, now: float) -> None:
+        if r.status is None:
+            try:
+                pid, status = os.waitpid(r.pid, os.WNOHANG | os.WUNTRACED)
+            except ChildProcessError:
+                pid, status = r.pid, 0
+            if pid == r.pid:
+                if os.WIFSTOPPED(status):
+                    r.ended = r.ended or "stopped"
+                    self._end(r, force=True)
+                else:
+                    r.status = status
+                    r.exited_at = now
+        if r.status is None and r.ended is None and now - r.started > r.task.wall_s:
+            r.ended = "timeout"
+            self._end(r)
+        if r.status is None and r.term_sent is not None and now - r.term_sent > self.term_wait_s:
+            self._end(r, force=True)
+        if r.status is not None and not r.eof:
+            self._read(r)
+            # its result is written before it exits; a pipe still open a second later is held by
+            # something it left behind, not by the worker: what arrived is all there is
+            if not r.eof and (r.ended is not None or now - (r.exited_at or now) > 1.0):
+                self._close_pipe(r)
+
+    def _close_pipe(self, r: _Running) -> None:
+        if r.eof:
+            return
+        r.eof = True
+        sel = getattr(self, "sel", None)
+        if sel is not None:
+            try:
+                sel.unregister(r.rfd)
+            except (KeyError, ValueError):
+                pass
+        os.close(r.rfd)
+
+    def _end(self, r: _Running, force: bool = False) -> None:
+        if r.status is not None:
+            return
+        try:
+            if force or r.term_sent is not None:
+                os.kill(r.pid, signal.SIGKILL)
+            else:
+                os.kill(r.pid, signal.SIGTERM)
+                os.kill(r.pid, signal.SIGCONT)
+                r.term_sent = time.monotonic()
+        except ProcessLookupError:
+            pass
+        if force:
+            kill_groups(r.shared.pids())
+
+    def _outcome(self, r: _Running) -> Outcome:
+        seconds = time.monotonic() - r.started
+        culprit = _culprit(r)
+        kill_groups(r.shared.pids())  # whatever it started ends with it
+        r.shared.close()
+        payload = None
+        if len(r.buf) >= 8:
+            (n,) = struct.unpack_from("<Q", r.buf)
+            if len(r.buf) >= 8 + n:
+                try:
+                    payload = pickle.loads(bytes(r.buf[8:8 + n]))
+                except Exception:  # a worker that wrote garbage: no result
+                    payload = None
+        key, attempt = r.task.key, r.attempt
+        if r.ended == "stopped":
+            return Outcome(key, "stopped", why="its worker was stopped (SIGSTOP) and was ended", culprit=culprit,
+                           attempts=attempt, seconds=seconds)
+        if r.ended == "timeout":
+            return Outcome(key, "timeout", why=f"it ran past its wall-clock limit of {r.task.wall_s:.0f} s and was ended",
+                           culprit=culprit, attempts=attempt, seconds=seconds)
+        if payload is not None and payload[0] == "ok":
+            return Outcome(key, "ok", result=payload[1], attempts=attempt, seconds=seconds)
+        if payload is not None and payload[0] == "error":
+            return Outcome(key, "error", why=payload[1], attempts=attempt, seconds=seconds)
+        return Outcome(key, "died", why=f"its worker died ({_exit_text(r.status or 0)}) before finishing",
+                       culprit=culprit, attempts=attempt, seconds=seconds)
+
+    def stop_all(self, wait_s: float = 10.0) -> None:
+        """End every running worker: SIGTERM (each closes its bots), then SIGKILL; reap them."""
+        for r in self.running.values():
+            if r.status is None:
+                try:
+                    os.kill(r.pid, signal.SIGTERM)
+                    os.kill(r.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + wait_s
+        for r in list(self.running.values()):
+            while r.status is None:
+                try:
+                    pid, status = os.waitpid(r.pid, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == r.pid:
+                    r.status = status
+                    break
+                if time.monotonic() > deadline:
+                    try:
+                        os.kill(r.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    try:
+                        os.waitpid(r.pid, 0)
+                    except ChildProcessError:
+                        pass
+                    break
+                time.sleep(0.05)
+            kill_groups(r.shared.pids())
+            self._close_pipe(r)
+        self.running.clear()
+
