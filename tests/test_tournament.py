@@ -362,3 +362,78 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     assert logs == finished  # partial logs are not left to be counted
     leftovers = {p.name.split(".")[0] for p in (out / "logs").iterdir()}
     assert leftovers == {p.name.split(".")[0] for p in finished}  # nor their bots' stderr files
+
+
+# ------------------------------------------------------------------ the pool survives its jobs
+
+def _job(kind):
+    if kind == "ok":
+        return 42
+    if kind == "raise":
+        raise RuntimeError("broken on purpose")
+    if kind == "exit":
+        os._exit(3)
+    if kind == "sleep":
+        time.sleep(600)
+    if kind == "request-then-die":  # as if the bot at seat 1 killed its worker while on move
+        r, w = os.pipe()
+        os.write(w, b'{"type":"event"}\n{"type":"request","id":3,"view":{"seat":1,"hand":[]}}\n')
+        os.kill(os.getpid(), signal.SIGKILL)
+    if kind == "stop":
+        os.kill(os.getpid(), signal.SIGSTOP)
+        time.sleep(600)
+    raise AssertionError(kind)
+
+
+def test_pool_outcomes_and_one_retry():
+    from referee.pool import Pool, Task
+
+    kinds = ["ok", "raise", "exit", "sleep", "request-then-die", "stop", "ok"]
+    tasks = [Task(f"{i}-{k}", k, wall_s=600 if k != "sleep" else 0.5, seats=("x", "y", "z")) for i, k in enumerate(kinds)]
+    outcomes, retried = {}, []
+    Pool(_job, 3).run(tasks, lambda o: outcomes.__setitem__(o.key, o), retried.append)
+    assert set(outcomes) == {t.key for t in tasks}
+    got = {k: (o.status, o.attempts, o.culprit) for k, o in outcomes.items()}
+    assert got["0-ok"] == ("ok", 1, None) and outcomes["0-ok"].result == 42 and got["6-ok"] == ("ok", 1, None)
+    assert got["1-raise"] == ("error", 2, None) and "RuntimeError: broken on purpose" in outcomes["1-raise"].why
+    assert got["2-exit"] == ("died", 2, None) and "exit status 3" in outcomes["2-exit"].why
+    assert got["3-sleep"] == ("timeout", 2, None)
+    assert got["4-request-then-die"] == ("died", 2, "y (seat 1, on move)")
+    assert "SIGKILL" in outcomes["4-request-then-die"].why
+    assert got["5-stop"] == ("stopped", 2, None)
+    assert sorted(o.key for o in retried) == sorted(k for k in got if not k.endswith("ok"))  # each failure once more
+
+
+HOSTILE = REPO / "tests" / "fault_bots" / "hostile_worker.py"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+@pytest.mark.parametrize("mode, status", [("kill", "died"), ("walk", "died"), ("stop", "stopped")])
+def test_a_bot_that_breaks_its_worker_costs_one_unit(tmp_path, mode, status):
+    """Run with the sandbox off: the hostile bot must see its worker to attack it."""
+    marker = f"hw-{mode}-{uuid.uuid4().hex[:8]}"
+    out = tmp_path / "t"
+    args = ["tournament", "-b", "a=random", "-b", "b=random", "-b", f"h={sys.executable} {HOSTILE} {mode} 0 {marker}",
+            "--arrangements", "rotations", "--seed", "hw", "--out", str(out), "--concurrency", "2"]
+    r = marias(*args)
+    assert r.returncode == 1, r.stderr
+    # the table (a, b, h) in rotation (2, 0, 1) is the one unit with h at seat 0, where it attacks
+    bad = "t01-p01-s201"
+    failed = [line for line in r.stderr.splitlines() if line.startswith("failed: ")]
+    assert len(failed) == 1 and failed[0].startswith(f"failed: {bad}: {status}:"), r.stderr
+    assert "most likely responsible: h (seat 0, on move)" in failed[0] and "(attempt 2)" in failed[0]
+    assert f"{bad}: {status}:" in r.stderr and "trying it once more" in r.stderr
+    assert wait_no_processes(marker) == [], "a bot of the broken unit outlived it"
+    # the other two units are intact and are all the tables count
+    assert [p.name for p in complete_logs(out)] == ["t01-p01-s012.jsonl", "t01-p01-s120.jsonl"]
+    assert marias("validate", str(out / "logs")).returncode == 0
+    table = json.loads(marias("table", str(out), "--format", "json").stdout)
+    assert {row["bot"]: row["partie"] for row in table["standings"]} == {"a": 2, "b": 2, "h": 2}
+    entries = [json.loads(line) for line in (out / "units.jsonl").read_text().splitlines()]
+    assert [(e["id"], e["status"], e["culprit"]) for e in entries if e["status"] == "failed"] == \
+        [(bad, "failed", "h (seat 0, on move)")]
+    # a resume retries the failed unit (and only it)
+    again = marias(*args)
+    assert again.returncode == 1
+    assert f"{bad}: failed last time" in again.stderr and "1 partie failed" in again.stderr
+    assert wait_no_processes(marker) == []
