@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from .bounds import (MAX_BANK_MS, MAX_CONCURRENCY, MAX_FAULTS, MAX_INCREMENT_MS, MAX_MOVE_MS, MAX_PARTIE,
+                     MAX_SEED_CHARS, MAX_STARTUP_MS)
 from .cards import Card
 from .identity import NAME_RE, IdentityError, missing_paths
 from .match import BUILTIN_BOTS, BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
@@ -62,14 +64,6 @@ TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
 FAULT_KEYS = ("max_faults",)
 DECK_KEYS = ("book", "scope")
 
-#: Largest accepted values (a larger one is a typo, or an attempt to stall the referee).
-MAX_PARTIE = 100_000
-MAX_MOVE_MS = 600_000  # 10 minutes per decision
-MAX_STARTUP_MS = 600_000
-MAX_BANK_MS = 86_400_000  # a day per partie
-MAX_INCREMENT_MS = 600_000
-MAX_FAULTS = 100
-MAX_CONCURRENCY = 512
 #: Decisions a deal can ask of the three players, at most (bids, talon, fleks, 30 plays), for the wall-clock limit.
 MAX_DECISIONS_PER_DEAL = 100
 UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
@@ -284,8 +278,8 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
         cfg.seed = None
     elif isinstance(seed, bool) or not isinstance(seed, (int, str)) or (isinstance(seed, str) and not seed.strip()):
         c.err(("seed",), f"a seed is a whole number or a non-empty string, got {_kind(seed)}")
-    elif len(str(seed).strip()) > 200:
-        c.err(("seed",), f"a seed is at most 200 characters, got {len(str(seed).strip())}")
+    elif len(str(seed).strip()) > MAX_SEED_CHARS:
+        c.err(("seed",), f"a seed is at most {MAX_SEED_CHARS} characters, got {len(str(seed).strip())}")
     else:
         cfg.seed = str(seed).strip()
     cfg.format = c.choice(data, ("format",), FORMATS, "round-robin")
