@@ -79,8 +79,9 @@ def resolve_program(prog: str, cwd: str | None) -> Path | None:
 
 
 def named_paths(argv: list[str], cwd: str | None = None) -> list[Named]:
-    """Everything the command line names as a file or folder, whether it exists or not:
-    the program, arguments that look like paths, class path elements."""
+    """Everything the command line names as a file or folder: the program, arguments that look like
+    paths (``./x``, ``a/b``, ``bot.py``: whether they exist or not), other arguments that name an
+    existing file or folder, class path elements."""
     if not argv:
         return []
     base = Path(cwd or ".")
@@ -105,7 +106,7 @@ def named_paths(argv: list[str], cwd: str | None = None) -> list[Named]:
         if arg in CLASSPATH_FLAGS:
             classpath_next = True
             continue
-        if _looks_like_path(arg):
+        if _looks_like_path(arg) or (not arg.startswith("-") and arg and (base / arg).exists()):
             out.append(Named(f"arg {i}", arg, base / os.path.expanduser(arg)))
     return out
 

@@ -122,8 +122,10 @@ class _Probe:
         except OSError:
             chunk = b""
         if not chunk:
-            self.proc.poll()
-            rc = self.proc.returncode
+            try:
+                rc = self.proc.wait(0.5)  # stdout closed: its exit status follows at once, if it exited
+            except subprocess.TimeoutExpired:
+                rc = None
             self.problem = "it ended before answering hello" + (f" (exit status {rc})" if rc is not None else
                                                                 " (it closed its stdout)")
             return True

@@ -240,7 +240,7 @@ def config_from_options(bots: list[str], **options) -> TournamentConfig:
     for i, value in enumerate(bots):
         name, eq, command = value.partition("=")
         if not eq:
-            if NAME_RE.match(value) and value.partition(":")[0] in BUILTIN_BOTS:
+            if NAME_RE.match(value.replace(":", "-")) and value.partition(":")[0] in BUILTIN_BOTS:
                 name, command = value.replace(":", "-"), value
             else:
                 problems.append(f"command line: --bot {value!r}: give NAME=COMMAND, e.g. js=\"node examples/js/bot.js\"")
