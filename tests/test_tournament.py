@@ -437,3 +437,55 @@ def test_a_bot_that_breaks_its_worker_costs_one_unit(tmp_path, mode, status):
     assert again.returncode == 1
     assert f"{bad}: failed last time" in again.stderr and "1 partie failed" in again.stderr
     assert wait_no_processes(marker) == []
+
+
+# ------------------------------------------------------------------ secret seed, validation in the worker
+
+def test_without_a_seed_a_secret_one_is_drawn_printed_and_kept(tmp_path):
+    import re
+
+    out = tmp_path / "t"
+    args = ["tournament", "-b", "r1=random", "-b", "r2=random", "-b", "r3=random", "--arrangements", "fixed",
+            "--out", str(out)]
+    first = marias(*args)
+    assert first.returncode == 0, first.stderr
+    m = re.search(r"^seed ([0-9a-f]{32}) \(drawn at random; kept in ", first.stderr, re.M)
+    assert m, first.stderr
+    seed = m.group(1)
+    state = json.loads((out / T.STATE_FILE).read_text())
+    assert state["config"]["seed"] == seed and state["seed_drawn"] is True
+    log = next((out / "logs").glob("*.jsonl"))
+    before = log.read_text().splitlines()
+    assert json.loads(before[0])["seed"].startswith(seed)
+    assert all(seed not in json.dumps(b["command"]) for b in json.loads(before[0])["bots"])
+    log.unlink()
+    again = marias(*args)  # no seed given: the stored one, so the same partie again
+    assert again.returncode == 0, again.stderr
+    assert f"seed {seed} (stored;" in again.stderr
+    after = log.read_text().splitlines()
+    assert [json.loads(x).get("deck") for x in after[1:-1]] == [json.loads(x).get("deck") for x in before[1:-1]]
+    assert json.loads(after[-1])["totals"] == json.loads(before[-1])["totals"]
+    other = T.config_from_options(["r1=random", "r2=random", "r3=random"], output=str(tmp_path / "u"))
+    T.prepare_output(other)
+    assert other.seed != seed and re.fullmatch(r"[0-9a-f]{32}", other.seed)
+    assert all(other.seed not in T.unit_seed(other, u, "r1") for u in T.plan_units(other))
+
+
+def test_the_worker_validates_and_the_parent_checks_cheaply(tmp_path):
+    cfg = names_cfg(3, arrangements="fixed", output=str(tmp_path / "t"), move_ms=1000)
+    T.prepare_output(cfg)
+    (unit,) = T.plan_units(cfg)
+    (tmp_path / "t" / "logs").mkdir()
+    res = T.play_unit(T.unit_job(cfg, unit, tmp_path / "t" / "logs"))
+    path = T.unit_log(cfg.output, unit)
+    assert res["valid"] is None and res["sha256"] == T.file_sha256(path) and sum(res["totals"]) == 0
+    assert T.quick_check_unit_log(path, unit, res) is None
+    lines = path.read_text().splitlines(keepends=True)
+    deal = json.loads(lines[2])
+    deal["result"]["payments"] = [p * 2 for p in deal["result"]["payments"]]
+    path.write_text("".join(lines[:2]) + json.dumps(deal) + "\n" + "".join(lines[3:]))
+    assert T.quick_check_unit_log(path, unit, res) == "the log changed after its worker validated it"
+    assert T.check_unit_log(path, unit) is not None  # the full check finds what was changed
+    path.write_text("".join(lines[:-1]))
+    assert T.quick_check_unit_log(path, unit, res) == "incomplete (no footer)"
+    assert T.unit_wall_seconds(cfg, unit) == (3 * 4 * 10_000 + 12 * T.MAX_DECISIONS_PER_DEAL * 1000) / 1000 + T.UNIT_MARGIN_S
