@@ -315,7 +315,7 @@ def tournament(
             given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])
             if given:
                 typer.echo(f"error: with a configuration file, change {', '.join(given)} in the file "
-                           f"(only --concurrency and --out may be given with it)", err=True)
+                           f"(only --concurrency, --out and --allow-changed-bots may be given with it)", err=True)
                 raise typer.Exit(2)
             cfg = load_config(config)
         else:
