@@ -76,6 +76,18 @@ def static_problems(spec: "BotSpec") -> list[str]:
     return missing_paths(spec.argv, spec.cwd)
 
 
+def launch(spec: "BotSpec", stderr) -> subprocess.Popen:
+    """Start ``spec`` for the check as the referee starts a bot: its own session, its working folder
+    and environment, stdin/stdout pipes, ``stderr`` to the given file.  The one place the check
+    starts a process: where bots run in a sandbox, this must start them in it too."""
+    env = None
+    if spec.env:
+        env = dict(os.environ)
+        env.update(spec.env)
+    return subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                            cwd=spec.cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
+
+
 class _Probe:
     """One bot started for the check."""
 
@@ -94,14 +106,8 @@ class _Probe:
 
         from . import __version__
 
-        env = None
-        if self.spec.env:
-            env = dict(os.environ)
-            env.update(self.spec.env)
         try:
-            self.proc = subprocess.Popen(self.spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=self.err, cwd=self.spec.cwd, env=env, start_new_session=True,
-                                         close_fds=True, bufsize=0)
+            self.proc = launch(self.spec, self.err)
         except (OSError, ValueError) as e:
             self.problem = f"cannot start: {getattr(e, 'strerror', None) or e}"
             return
