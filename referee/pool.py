@@ -19,7 +19,7 @@ against the process start time so that a reused pid is never hit).
 *Who is responsible.*  A worker records in that shared memory which seat it is
 waiting for: every line it writes to a bot passes an ``os.write`` hook that
 notes a ``hello`` (bots starting) or a ``request`` and its seat (read from the
-request's ``view``).  A worker that dies or stops while a seat is on move names
+request's ``view``), and at each ``hello`` the worker's child processes (the bots).  A worker that dies or stops while a seat is on move names
 that seat's bot as the one most likely responsible.
 """
 
@@ -152,24 +152,39 @@ def kill_groups(pids: list[tuple[int, int]]) -> None:
 
 _SHARED: Shared | None = None
 _REAL_WRITE = os.write
+_REAL_WRITEV = os.writev
 _REQUEST = b'{"type":"request"'
 _VIEW_SEAT = b'"view":{"seat":'
 
 
-def _watched_write(fd, data):
-    """``os.write`` in a worker: note what the worker is about to wait for (see the module docstring)."""
+def _note(data) -> None:
+    """What a line written to a bot says about the worker's next wait (see the module docstring)."""
     sh = _SHARED
-    if sh is not None and type(data) is bytes:
-        i = data.rfind(_REQUEST)
-        if i >= 0:
-            j = data.find(_VIEW_SEAT, i)
-            seat = data[j + len(_VIEW_SEAT)] - 48 if j >= 0 else -1
-            sh.set_phase(PHASE_REQUEST, seat if 0 <= seat <= 9 else -1)
-        elif b'{"type":"hello"' in data:
-            sh.set_phase(PHASE_HELLO)
-            for pid in children(os.getpid()):
-                sh.add_pid(pid)
+    if sh is None or type(data) is not bytes:
+        return
+    i = data.rfind(_REQUEST)
+    if i >= 0:
+        j = data.find(_VIEW_SEAT, i)
+        seat = data[j + len(_VIEW_SEAT)] - 48 if j >= 0 else -1
+        sh.set_phase(PHASE_REQUEST, seat if 0 <= seat <= 9 else -1)
+    elif b'{"type":"hello"' in data:
+        sh.set_phase(PHASE_HELLO)
+        for pid in children(os.getpid()):
+            sh.add_pid(pid)
+
+
+def _watched_write(fd, data):
+    """``os.write`` in a worker: notes the request (or hello) before it leaves."""
+    _note(data)
     return _REAL_WRITE(fd, data)
+
+
+def _watched_writev(fd, buffers):
+    """``os.writev`` in a worker: the same for the last buffer (a request is the last line written)."""
+    buffers = list(buffers)
+    if buffers:
+        _note(buffers[-1])
+    return _REAL_WRITEV(fd, buffers)
 
 
 _STOPPING = False
@@ -238,6 +253,7 @@ def _worker_main(target: Callable[[Any], Any], job: Any, wfd: int, shared: Share
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="marias-parent-watch").start()
         _SHARED = shared
         os.write = _watched_write
+        os.writev = _watched_writev
         _IN_JOB = True
         try:
             payload = ("ok", target(job))

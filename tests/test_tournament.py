@@ -379,6 +379,10 @@ def _job(kind):
         r, w = os.pipe()
         os.write(w, b'{"type":"event"}\n{"type":"request","id":3,"view":{"seat":1,"hand":[]}}\n')
         os.kill(os.getpid(), signal.SIGKILL)
+    if kind == "writev-then-die":  # the same, written with writev: seat 2
+        r, w = os.pipe()
+        os.writev(w, [b'{"type":"event"}\n', b'{"type":"request","id":4,"view":{"seat":2}}\n'])
+        os.kill(os.getpid(), signal.SIGKILL)
     if kind == "stop":
         os.kill(os.getpid(), signal.SIGSTOP)
         time.sleep(600)
@@ -388,7 +392,7 @@ def _job(kind):
 def test_pool_outcomes_and_one_retry():
     from referee.pool import Pool, Task
 
-    kinds = ["ok", "raise", "exit", "sleep", "request-then-die", "stop", "ok"]
+    kinds = ["ok", "raise", "exit", "sleep", "request-then-die", "stop", "ok", "writev-then-die"]
     tasks = [Task(f"{i}-{k}", k, wall_s=600 if k != "sleep" else 0.5, seats=("x", "y", "z")) for i, k in enumerate(kinds)]
     outcomes, retried = {}, []
     Pool(_job, 3).run(tasks, lambda o: outcomes.__setitem__(o.key, o), retried.append)
@@ -401,7 +405,8 @@ def test_pool_outcomes_and_one_retry():
     assert got["4-request-then-die"] == ("died", 2, "y (seat 1, on move)")
     assert "SIGKILL" in outcomes["4-request-then-die"].why
     assert got["5-stop"] == ("stopped", 2, None)
-    assert sorted(o.key for o in retried) == sorted(k for k in got if not k.endswith("ok"))  # each failure once more
+    assert got["7-writev-then-die"] == ("died", 2, "z (seat 2, on move)")
+    assert sorted(o.key for o in retried) == sorted(k for k in got if not k.endswith("-ok"))  # each failure once more
 
 
 HOSTILE = REPO / "tests" / "fault_bots" / "hostile_worker.py"
