@@ -118,6 +118,16 @@ def _start_time(pid: int) -> int | None:
     return int(data[data.rindex(b")") + 2:].split()[19])
 
 
+def _state(pid: int) -> str | None:
+    """The state letter of /proc/PID/stat (R running, S sleeping, T stopped, t traced, ...)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rindex(b")") + 2:data.rindex(b")") + 3].decode()
+
+
 def children(pid: int) -> list[int]:
     """The child processes of ``pid`` (Linux /proc; empty elsewhere)."""
     found: list[int] = []
@@ -408,6 +418,9 @@ class Pool:
                 else:
                     r.status = status
                     r.exited_at = now
+            elif r.ended is None and _state(r.pid) in ("T", "t"):  # stopped under a tracer: no waitpid news
+                r.ended = "stopped"
+                self._end(r, force=True)
         if r.status is None and r.ended is None and now - r.started > r.task.wall_s:
             r.ended = "timeout"
             self._end(r)
