@@ -386,3 +386,17 @@ def test_tables_of_a_tournament_count_only_its_manifest(logs, tmp_path):
     # without a manifest every log counts (a folder of match logs)
     (out / T.MANIFEST_FILE).unlink()
     assert len(S.load([out])[0]) == 4
+
+
+def test_match_seat_rows_show_forfeits():
+    from types import SimpleNamespace
+
+    from referee.tables import seat_rows
+
+    seat = lambda **kw: SimpleNamespace(decisions=2, total_ms=3.0, max_ms=2.0, faults={}, **kw)
+    result = SimpleNamespace(names=["a", "b", "c"], totals=[-130, 65, 65], stats=[
+        seat(forfeited=[{"partie": 1, "from_deal": 7}, {"partie": 3, "from_deal": 12}]), seat(forfeited=[]),
+        seat(replaced_in=[2])])
+    rows = seat_rows(result)
+    assert [r["forfeited (R12.3)"] for r in rows] == ["partie 1 from deal 7, partie 3 from deal 12", "-",
+                                                      "partie 2 (replaced by the robot)"]
