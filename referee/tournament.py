@@ -689,15 +689,25 @@ def check_unit_log(path: Path, unit: Unit | None = None, *, seats: list[str] | N
 
 
 def check_chain(path: Path) -> str | None:
-    """The hook for a log's seal (issue 10, hash chain): None when the log has no chain or it holds.
+    """The parent's check of a log's seal (issue 10's hash chain), the hook for it: None when the
+    log carries no chain or the chain holds, else the first problem (``line N: ...``).
 
-    A log module that adds a chain provides ``referee.log.verify_chain(path) -> str | None``
-    (None: intact; else the problem); it is cheap (one hash per line), so the parent runs it."""
+    It uses ``referee.seal.chain_problems(lines, ends_with_newline) -> [(line, problem)]`` where
+    that module exists (one SHA-256 per line: cheap enough for the parent); a log whose last line
+    carries no ``"chain"`` field is not sealed and passes."""
     try:
-        from .log import verify_chain  # type: ignore[attr-defined]
+        from .seal import chain_problems  # type: ignore[import-not-found]
     except ImportError:
         return None
-    return verify_chain(path)
+    data = path.read_bytes()
+    ends = data.endswith(b"\n")
+    lines = data.split(b"\n")
+    if ends:
+        lines.pop()
+    if not lines or b'"chain":"' not in lines[-1]:
+        return None
+    problems = chain_problems(lines, ends)
+    return f"line {problems[0][0]}: {problems[0][1]}" if problems else None
 
 
 def quick_check_unit_log(path: Path, unit: Unit, result: dict | None = None) -> str | None:
