@@ -496,3 +496,23 @@ def test_the_worker_validates_and_the_parent_checks_cheaply(tmp_path):
     path.write_text("".join(lines[:-1]))
     assert T.quick_check_unit_log(path, unit, res) == "incomplete (no footer)"
     assert T.unit_wall_seconds(cfg, unit) == (3 * 4 * 10_000 + 12 * T.MAX_DECISIONS_PER_DEAL * 1000) / 1000 + T.UNIT_MARGIN_S
+
+
+def test_the_seal_hook_passes_the_log_lines_to_the_chain_check(tmp_path, monkeypatch):
+    import types
+
+    seen = []
+
+    def chain_problems(lines, ends_with_newline=True):
+        seen.append((list(lines), ends_with_newline))
+        return [(n, "broken") for n, line in enumerate(lines, 1) if b"bad" in line]
+
+    monkeypatch.setitem(sys.modules, "referee.seal", types.SimpleNamespace(chain_problems=chain_problems))
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"type":"header"}\n{"type":"footer"}\n')
+    assert T.check_chain(plain) is None and seen == []  # not sealed: nothing to check
+    sealed = tmp_path / "sealed.jsonl"
+    sealed.write_text('{"type":"header","chain":"a"}\n{"type":"bad","chain":"b"}\n{"type":"footer","chain":"c"}\n')
+    assert T.check_chain(sealed) == "line 2: broken"
+    assert seen == [([b'{"type":"header","chain":"a"}', b'{"type":"bad","chain":"b"}',
+                      b'{"type":"footer","chain":"c"}'], True)]
