@@ -324,63 +324,102 @@ def _exit_text(status: int) -> str:
 
 
 class Pool:
-    """Run tasks in forked workers, at most ``workers`` at once (see the module docstring)."""
+    """Run tasks in forked workers, at most ``workers`` at once (see the module docstring).
+
+    Either all at once, ``run(tasks, on_outcome)``, or step by step (a sequential test that
+    decides as results come in): ``submit(task)``, then ``wait()`` for the outcomes finished
+    so far, while ``busy``; ``cancel()`` drops what is queued, ``stop_all()`` ends what runs.
+    A failed task is tried again (``retries`` times) before its outcome is returned;
+    ``on_retry`` (if set) hears of each such failure.
+    """
 
     poll_s = 0.2  # how often the parent looks at its workers
     term_wait_s = 5.0  # after SIGTERM, before SIGKILL
 
     def __init__(self, target: Callable[[Any], Any], workers: int, *, retries: int = 1,
-                 close_fds: tuple[int, ...] = ()):
+                 close_fds: tuple[int, ...] = (), on_retry: Callable[[Outcome], None] | None = None):
         self.target = target
         self.workers = max(1, workers)
         self.retries = retries
         self.close_fds = tuple(close_fds)
+        self.on_retry = on_retry
         self.running: dict[int, _Running] = {}
-        self.sel: selectors.BaseSelector | None = None
+        self.queue: list[tuple[Task, int]] = []  # (task, attempt), next first
+        self.sel = selectors.DefaultSelector()
 
-    def run(self, tasks: list[Task], on_outcome: Callable[[Outcome], None],
-            on_retry: Callable[[Outcome], None] | None = None, on_tick: Callable[[], None] | None = None) -> None:
-        """Run every task; ``on_outcome`` gets each final outcome (``on_retry`` each failure that
-        is tried again).  KeyboardInterrupt ends every worker (and its bots) before it propagates."""
-        queue: list[tuple[Task, int]] = [(t, 1) for t in tasks]
-        queue.reverse()
-        sel = self.sel = selectors.DefaultSelector()
+    @property
+    def busy(self) -> bool:
+        return bool(self.queue or self.running)
+
+    def submit(self, task: Task) -> None:
+        self.queue.append((task, 1))
+
+    def cancel(self) -> list[Task]:
+        """Drop the queued tasks (not the running ones); returns them."""
+        dropped = [t for t, _ in self.queue]
+        self.queue.clear()
+        return dropped
+
+    def wait(self, timeout: float | None = None) -> list[Outcome]:
+        """Start what fits, then watch the workers for up to ``timeout`` seconds (default ``poll_s``):
+        the final outcomes of the tasks finished meanwhile.  KeyboardInterrupt (or any error)
+        ends every worker, and its bots, before it propagates."""
         try:
-            while queue or self.running:
-                while queue and len(self.running) < self.workers:
-                    task, attempt = queue.pop()
-                    r = self._start(task, attempt)
-                    sel.register(r.rfd, selectors.EVENT_READ, r)
-                for key, _ in sel.select(self.poll_s):
-                    self._read(key.data)
-                now = time.monotonic()
-                for r in list(self.running.values()):
-                    self._watch(r, now)
-                    if r.status is None or not r.eof:
-                        continue
-                    del self.running[r.pid]
-                    outcome = self._outcome(r)
-                    if not outcome.ok and r.attempt <= self.retries:
-                        if on_retry is not None:
-                            on_retry(outcome)
-                        queue.append((r.task, r.attempt + 1))
-                    else:
-                        on_outcome(outcome)
-                if on_tick is not None:
-                    on_tick()
+            return self._step(self.poll_s if timeout is None else timeout)
         except BaseException:
             self.stop_all()
             raise
+
+    def run(self, tasks: list[Task], on_outcome: Callable[[Outcome], None],
+            on_retry: Callable[[Outcome], None] | None = None, on_tick: Callable[[], None] | None = None) -> None:
+        """Run every task; ``on_outcome`` gets each final outcome."""
+        if on_retry is not None:
+            self.on_retry = on_retry
+        for t in tasks:
+            self.submit(t)
+        try:
+            while self.busy:
+                for outcome in self.wait():
+                    on_outcome(outcome)
+                if on_tick is not None:
+                    on_tick()
         finally:
-            sel.close()
-            self.sel = None
+            self.close()
+
+    def close(self) -> None:
+        self.stop_all()
+        self.sel.close()
+
+    def _step(self, timeout: float) -> list[Outcome]:
+        while self.queue and len(self.running) < self.workers:
+            task, attempt = self.queue.pop(0)
+            r = self._start(task, attempt)
+            self.sel.register(r.rfd, selectors.EVENT_READ, r)
+        if self.running:
+            for key, _ in self.sel.select(timeout):
+                self._read(key.data)
+        done = []
+        now = time.monotonic()
+        for r in list(self.running.values()):
+            self._watch(r, now)
+            if r.status is None or not r.eof:
+                continue
+            del self.running[r.pid]
+            outcome = self._outcome(r)
+            if not outcome.ok and r.attempt <= self.retries:
+                if self.on_retry is not None:
+                    self.on_retry(outcome)
+                self.queue.insert(0, (r.task, r.attempt + 1))
+            else:
+                done.append(outcome)
+        return done
 
     # ---------------------------------------------------------------- one worker
 
     def _start(self, task: Task, attempt: int) -> _Running:
         shared = Shared()
         rfd, wfd = os.pipe()
-        others = [r.rfd for r in self.running.values()]
+        others = [r.rfd for r in self.running.values() if not r.eof]  # a closed one's number may be reused
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the worker
@@ -437,12 +476,10 @@ class Pool:
         if r.eof:
             return
         r.eof = True
-        sel = getattr(self, "sel", None)
-        if sel is not None:
-            try:
-                sel.unregister(r.rfd)
-            except (KeyError, ValueError):
-                pass
+        try:
+            self.sel.unregister(r.rfd)
+        except (KeyError, ValueError):
+            pass
         os.close(r.rfd)
 
     def _end(self, r: _Running, force: bool = False) -> None:

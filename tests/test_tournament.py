@@ -397,6 +397,7 @@ def test_pool_outcomes_and_one_retry():
     outcomes, retried = {}, []
     Pool(_job, 3).run(tasks, lambda o: outcomes.__setitem__(o.key, o), retried.append)
     assert set(outcomes) == {t.key for t in tasks}
+    assert not [o for o in retried if o.key.endswith("-ok")], retried
     got = {k: (o.status, o.attempts, o.culprit) for k, o in outcomes.items()}
     assert got["0-ok"] == ("ok", 1, None) and outcomes["0-ok"].result == 42 and got["6-ok"] == ("ok", 1, None)
     assert got["1-raise"] == ("error", 2, None) and "RuntimeError: broken on purpose" in outcomes["1-raise"].why
