@@ -77,14 +77,13 @@ def match(
 
     Before the first deal every bot is checked: its program and the files its command names exist,
     and it starts and answers hello within the start-up limit; otherwise nothing is played (exit 2)."""
-    import re
     from datetime import datetime, timezone
 
     from .identity import IdentityError
     from .match import BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
     from .preflight import check_bots
 
-    if len(seed) > MAX_SEED_CHARS:
+    if seed is not None and len(seed) > MAX_SEED_CHARS:
         raise typer.BadParameter(f"a seed is at most {MAX_SEED_CHARS} characters, got {len(seed)}", param_hint="--seed")
     specs = []
     for i, b in enumerate(_three(bot)):
@@ -116,8 +115,7 @@ def match(
     log_path = None
     if log is not None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        safe = re.sub(r"[^A-Za-z0-9_.+-]", "_", seed)[:40].lstrip(".")  # never a path: "/../x" stays in --log
-        log_path = log / f"match-{stamp}-s{safe}.jsonl"
+        log_path = log / f"match-{stamp}-s{seed}.jsonl"
     config = MatchConfig(
         bots=specs, partie=partie, seed=seed, decks=decks, limits=limits,
         policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript,
