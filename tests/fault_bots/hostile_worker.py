@@ -5,7 +5,7 @@ first request of a partie in which it sits at SEAT it attacks its parent process
   kill   os.kill(os.getppid(), SIGKILL)
   walk   finds its parent by walking /proc (/proc/self/stat) and kills that process's group
   stop   os.kill(os.getppid(), SIGSTOP): the worker is frozen, not dead
-In any other seat it plays honestly.  MARKER only marks its command line for the test.
+Then it lingers (ignoring its closed stdin) until it is killed.  In any other seat it plays honestly.  MARKER only marks its command line for the test.
 """
 
 import json
@@ -13,6 +13,7 @@ import os
 import random
 import signal
 import sys
+import time
 
 mode, attack_seat = sys.argv[1], int(sys.argv[2])
 rng = random.Random(11)
@@ -45,6 +46,7 @@ for line in sys.stdin:
                 os.killpg(os.getpgid(parent_from_proc()), signal.SIGKILL)
             elif mode == "stop":
                 os.kill(os.getppid(), signal.SIGSTOP)
+            time.sleep(600)  # and stays, whether or not its stdin closes: the referee must end it
         send({"type": "action", "id": msg["id"], "action": rng.choice(msg["legal"])})
     elif t == "bye":
         break
