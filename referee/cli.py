@@ -81,7 +81,7 @@ def match(
 
     from .identity import IdentityError
     from .match import BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
-    from .preflight import check_bots
+    from .preflight import check_bots_apart
 
     if seed is not None and len(seed) > MAX_SEED_CHARS:
         raise typer.BadParameter(f"a seed is at most {MAX_SEED_CHARS} characters, got {len(seed)}", param_hint="--seed")
@@ -92,7 +92,7 @@ def match(
         except ValueError as e:
             raise typer.BadParameter(str(e), param_hint="--bot")
     limits = Limits(startup_ms=startup_time, move_ms=move_time, bank_ms=bank, increment_ms=increment)
-    problems = check_bots(specs, limits)
+    problems = check_bots_apart(specs, limits)
     if problems:
         typer.echo("\n".join(f"error: {p}" for p in problems), err=True)
         raise typer.Exit(2)

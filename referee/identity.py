@@ -112,24 +112,38 @@ def named_paths(argv: list[str], cwd: str | None = None) -> list[Named]:
 
 
 def missing_paths(argv: list[str], cwd: str | None = None) -> list[str]:
-    """Problems: the program or a named file that does not exist (with a hint for unquoted spaces)."""
+    """Problems: the program, or a file the command names, that does not exist (with a hint when
+    it is part of a path with spaces left unquoted).  A named file is required when it looks like
+    code (``bot.py``, ``x.jar``: :data:`FILE_ENDINGS`) or its folder is missing too; other missing
+    paths in an existing folder may be files the bot writes (``--log out/bot.log``)."""
+    base = Path(cwd or ".")
     problems = []
     for n in named_paths(argv, cwd):
         if n.exists:
+            continue
+        if n.role != "exe" and not n.given.endswith(FILE_ENDINGS) and n.path.parent.is_dir():
             continue
         what = "program" if n.role == "exe" else "file"
         where = "" if os.path.isabs(n.given) else (f" (from {cwd})" if cwd else " (from the current folder)")
         if n.role == "exe" and os.sep not in n.given:
             where = " on PATH"
-        hint = ""
-        idx = argv.index(n.given) if n.given in argv else -1
-        for k in range(idx + 2, len(argv) + 1) if idx >= 0 else ():
-            joined = " ".join(argv[idx:k])
-            if (Path(cwd or ".") / joined).exists():
-                hint = f"; a path with spaces must be quoted: {joined!r}"
-                break
-        problems.append(f"{what} {n.given!r} not found{where}{hint}")
+        problems.append(f"{what} {n.given!r} not found{where}{_spaces_hint(argv, n.given, base)}")
     return problems
+
+
+def _spaces_hint(argv: list[str], given: str, base: Path) -> str:
+    """'; a path with spaces must be quoted: ...' when ``given`` and its neighbours, joined by
+    spaces, name a file that exists."""
+    if given not in argv:
+        return ""
+    i = argv.index(given)
+    for j in range(max(0, i - 3), i + 1):
+        for k in range(i + 1, min(len(argv), i + 4) + 1):
+            if k - j >= 2:
+                joined = " ".join(argv[j:k])
+                if (base / os.path.expanduser(joined)).exists():
+                    return f"; a path with spaces must be quoted: {joined!r}"
+    return ""
 
 
 # ------------------------------------------------------------------ hashing

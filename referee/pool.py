@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 PHASE_IDLE, PHASE_HELLO, PHASE_REQUEST = 0, 1, 2
 _MAX_PIDS = 32
-_HEAD = struct.Struct("<iii")  # phase, seat, number of pids
+_HEAD = struct.Struct("<iii")  # phase, seat (at a hello: a bit mask of the seats it may be), number of pids
 _PID = struct.Struct("<qq")  # pid, start time (clock ticks since boot)
 _SIZE = _HEAD.size + _MAX_PIDS * _PID.size
 
@@ -50,6 +50,7 @@ class Task:
     job: Any  # passed to the target in the worker (forked: need not be picklable)
     wall_s: float  # the worker is ended after this many seconds
     seats: tuple[str, ...] = ()  # the bots by seat, to name the one responsible
+    argvs: tuple = ()  # their command lines by seat: which bot a hello went to (the newest child's)
 
 
 @dataclass
@@ -161,13 +162,14 @@ def kill_groups(pids: list[tuple[int, int]]) -> None:
 # ------------------------------------------------------------------ the worker side
 
 _SHARED: Shared | None = None
+_ARGVS: tuple = ()
 _REAL_WRITE = os.write
 _REAL_WRITEV = os.writev
 _REQUEST = b'{"type":"request"'
 _VIEW_SEAT = b'"view":{"seat":'
 
 
-def _note(data) -> None:
+def _note(fd: int, data) -> None:
     """What a line written to a bot says about the worker's next wait (see the module docstring)."""
     sh = _SHARED
     if sh is None or type(data) is not bytes:
@@ -178,14 +180,43 @@ def _note(data) -> None:
         seat = data[j + len(_VIEW_SEAT)] - 48 if j >= 0 else -1
         sh.set_phase(PHASE_REQUEST, seat if 0 <= seat <= 9 else -1)
     elif b'{"type":"hello"' in data:
-        sh.set_phase(PHASE_HELLO)
-        for pid in children(os.getpid()):
+        kids = children(os.getpid())
+        for pid in kids:
             sh.add_pid(pid)
+        sh.set_phase(PHASE_HELLO, _starting_seats(fd, kids))
+
+
+def _starting_seats(fd: int, kids: list[int]) -> int:
+    """The seats (a bit mask) whose command line is that of the child whose stdin is ``fd``'s pipe:
+    the bot being told hello."""
+    if not kids or not _ARGVS:
+        return 0
+    try:
+        pipe = f"pipe:[{os.fstat(fd).st_ino}]"
+    except OSError:
+        return 0
+    cmd = None
+    for pid in kids:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/0") == pipe:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().split(b"\0")[:-1]
+                break
+        except OSError:
+            continue
+    if cmd is None:
+        return 0
+    mask = 0
+    for seat, argv in enumerate(_ARGVS):
+        want = [os.fsencode(a) for a in argv]
+        if want and cmd[-len(want):] == want:  # a sandbox may run it behind its own argv
+            mask |= 1 << seat
+    return mask
 
 
 def _watched_write(fd, data):
     """``os.write`` in a worker: notes the request (or hello) before it leaves."""
-    _note(data)
+    _note(fd, data)
     return _REAL_WRITE(fd, data)
 
 
@@ -193,7 +224,7 @@ def _watched_writev(fd, buffers):
     """``os.writev`` in a worker: the same for the last buffer (a request is the last line written)."""
     buffers = list(buffers)
     if buffers:
-        _note(buffers[-1])
+        _note(fd, buffers[-1])
     return _REAL_WRITEV(fd, buffers)
 
 
@@ -235,9 +266,9 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _worker_main(target: Callable[[Any], Any], job: Any, wfd: int, shared: Shared, parent_pid: int,
-                 close_fds: list[int]) -> None:
+                 close_fds: list[int], argvs: tuple = ()) -> None:
     """Run in the forked worker: never returns."""
-    global _SHARED, _IN_JOB
+    global _SHARED, _IN_JOB, _ARGVS
     import threading
 
     code = 0
@@ -262,6 +293,7 @@ def _worker_main(target: Callable[[Any], Any], job: Any, wfd: int, shared: Share
             os._exit(143)
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="marias-parent-watch").start()
         _SHARED = shared
+        _ARGVS = tuple(argvs)
         os.write = _watched_write
         os.writev = _watched_writev
         _IN_JOB = True
@@ -307,8 +339,15 @@ class _Running:
 
 def _culprit(r: _Running) -> str | None:
     phase, seat = r.shared.state()
-    if phase == PHASE_REQUEST and 0 <= seat < len(r.task.seats):
-        return f"{r.task.seats[seat]} (seat {seat}, on move)"
+    names = r.task.seats
+    if phase == PHASE_REQUEST and 0 <= seat < len(names):
+        return f"{names[seat]} (seat {seat}, on move)"
+    if phase == PHASE_HELLO and seat > 0:
+        cands = [i for i in range(len(names)) if seat >> i & 1]
+        if len(cands) == 1:
+            return f"{names[cands[0]]} (seat {cands[0]}, starting)"
+        if cands:
+            return "one of " + ", ".join(f"{names[i]} (seat {i})" for i in cands) + " (starting)"
     return None
 
 
@@ -424,7 +463,7 @@ class Pool:
         pid = os.fork()
         if pid == 0:  # the worker
             os.close(rfd)
-            _worker_main(self.target, task.job, wfd, shared, parent, [*self.close_fds, *others])
+            _worker_main(self.target, task.job, wfd, shared, parent, [*self.close_fds, *others], task.argvs)
         os.close(wfd)
         os.set_blocking(rfd, False)
         r = _Running(task, attempt, pid, rfd, shared, time.monotonic())

@@ -114,7 +114,7 @@ class _Probe:
         self.deadline = time.monotonic() + self.limits["startup_ms"] / 1000
         line = json.dumps(M.hello(__version__, self.limits), separators=(",", ":"), ensure_ascii=False) + "\n"
         try:
-            self.proc.stdin.write(line.encode())
+            os.write(self.proc.stdin.fileno(), line.encode())  # os.write: a pool worker notes who is starting
         except OSError:
             pass  # it died already: seen as no answer below
         os.set_blocking(self.proc.stdout.fileno(), False)
@@ -203,48 +203,58 @@ class _Probe:
 
 def check_bots(specs: list["BotSpec"], limits: "Limits", *, start: bool = True) -> list[str]:
     """Problems with ``specs`` (empty when every bot is ready), each naming the bot, its command
-    and its stderr tail.  The bots start at once and are ended afterwards."""
+    and its stderr tail.  The bots are started one at a time (so that a bot that attacks the
+    checking process is known) and each is ended after its answer."""
     problems: list[str] = []
-    probes: list[_Probe] = []
     for spec in specs:
         static = static_problems(spec)
         if static:
             problems.append(_message(spec, "; ".join(static), ""))
         elif start:
-            probes.append(_Probe(spec, _limits_for(spec, limits)))
-    if not probes:
-        return problems
+            problem, tail = _probe(spec, _limits_for(spec, limits))
+            if problem is not None:
+                problems.append(_message(spec, problem, tail))
+    return problems
+
+
+def _probe(spec: "BotSpec", limits: dict) -> tuple[str | None, str]:
+    """Start one bot, tell it hello and wait for its answer: (the problem or None, its stderr tail)."""
+    p = _Probe(spec, limits)
     sel = selectors.DefaultSelector()
-    waiting = []
     try:
-        for p in probes:
-            p.start()
-            if p.problem is None:
-                sel.register(p.proc.stdout, selectors.EVENT_READ, p)
-                waiting.append(p)
-        while waiting:
-            now = time.monotonic()
-            for p in [p for p in waiting if now >= p.deadline]:
-                p.timed_out()
-                sel.unregister(p.proc.stdout)
-                waiting.remove(p)
-            if not waiting:
-                break
-            timeout = max(0.0, min(p.deadline for p in waiting) - time.monotonic())
-            for key, _ in sel.select(timeout):
-                p = key.data
-                if p in waiting and p.on_readable():
-                    sel.unregister(p.proc.stdout)
-                    waiting.remove(p)
+        p.start()
+        if p.problem is None:
+            sel.register(p.proc.stdout, selectors.EVENT_READ)
+            while True:
+                left = p.deadline - time.monotonic()
+                if left <= 0:
+                    p.timed_out()
+                    break
+                if sel.select(left) and p.on_readable():
+                    break
     finally:
         sel.close()
-        for p in probes:
-            p.end()
-    for p in probes:
-        tail = p.stderr_tail()
-        if p.problem is not None:
-            problems.append(_message(p.spec, p.problem, tail))
-    return problems
+        p.end()
+    tail = p.stderr_tail()
+    return p.problem, tail
+
+
+def check_bots_apart(specs: list["BotSpec"], limits: "Limits") -> list[str]:
+    """:func:`check_bots` in a worker process of its own (:mod:`referee.pool`): a bot that kills or
+    stops the process that started it ends that worker, not the referee, and is named."""
+    from .pool import Pool, Task
+
+    startup = max((s.startup_ms or limits.startup_ms) for s in specs) if specs else limits.startup_ms
+    task = Task("pre-flight", (specs, limits), wall_s=startup / 1000 + 30,
+                seats=tuple(s.label for s in specs), argvs=tuple(tuple(s.argv) for s in specs))
+    outcomes = []
+    Pool(lambda job: check_bots(*job), 1, retries=0).run([task], outcomes.append)
+    o = outcomes[0]
+    if o.ok:
+        return o.result
+    if o.culprit:
+        return [f"bot {printable(o.culprit)}: the pre-flight check {o.describe()}"]
+    return [f"the pre-flight check of the bots failed: {o.describe()}"]
 
 
 def _message(spec: "BotSpec", problem: str, tail: str) -> str:

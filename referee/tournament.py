@@ -994,13 +994,13 @@ class TournamentRun:
 def preflight(cfg: TournamentConfig) -> None:
     """Every bot of the field exists, starts and answers hello (:mod:`referee.preflight`), or
     :class:`ConfigError` names each one that does not (its command and stderr tail)."""
-    from .preflight import check_bots
+    from .preflight import check_bots_apart
 
     problems = check_commands(cfg)
     if problems:
         raise ConfigError(problems)
     specs = [b.spec(cfg.base_dir, seed="preflight") for b in cfg.bots]
-    problems = check_bots(specs, cfg.limits)
+    problems = check_bots_apart(specs, cfg.limits)
     if problems:
         raise ConfigError(problems)
 
@@ -1119,7 +1119,10 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         remove_unit_files(out, by_id[o.key])
         progress.message(f"{o.key}: {o.describe()}; trying it once more")
 
-    tasks = [Task(u.id, unit_job(cfg, u, logs), unit_wall_seconds(cfg, u), u.seats) for u in pending]
+    tasks = []
+    for u in pending:
+        job = unit_job(cfg, u, logs)
+        tasks.append(Task(u.id, job, unit_wall_seconds(cfg, u), u.seats, tuple(tuple(s.argv) for s in job["specs"])))
     workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
     pool = Pool(play_unit, workers, retries=1, close_fds=close_fds)
     signal.signal(signal.SIGTERM, on_term)

@@ -113,7 +113,8 @@ def test_preflight_names_the_bot_its_command_and_stderr(tmp_path):
     problems = check_bots(specs, Limits(startup_ms=1500))
     assert len(problems) == 5, problems
     assert problems[0].startswith("bot 'nope' (") and "file './nope.py' not found (from " in problems[0]
-    assert f"file '{tmp_path}/my' not found" in problems[1] and "a path with spaces must be quoted" in problems[1]
+    assert "file 'bot.py' not found (from the current folder)" in problems[1]
+    assert f"a path with spaces must be quoted: '{tmp_path}/my bot.py'" in problems[1]
     assert problems[2].startswith("bot 'quoted'") and "ended before answering hello (exit status 4)" in problems[2]
     assert "loading\\x1b[31m weights" in problems[2]  # its stderr, the escape sequence made harmless
     assert "\x1b" not in "".join(problems)

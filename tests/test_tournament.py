@@ -517,3 +517,27 @@ def test_the_seal_hook_passes_the_log_lines_to_the_chain_check(tmp_path, monkeyp
     assert T.check_chain(sealed) == "line 2: broken"
     assert seen == [([b'{"type":"header","chain":"a"}', b'{"type":"bad","chain":"b"}',
                       b'{"type":"footer","chain":"c"}'], True)]
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+def test_a_bot_that_kills_its_worker_while_starting_is_named(tmp_path):
+    marker = f"hw-hello-{uuid.uuid4().hex[:8]}"
+    h = f"h={sys.executable} {HOSTILE} hello 0 {marker} {tmp_path / 'starts'}"
+    base = ["-b", "a=random", "-b", "b=random", "-b", h, "--arrangements", "fixed", "--seed", "hw", "--concurrency", "1"]
+    # the pre-flight check passes (its first start is honest); both attempts at the unit fail at h's hello
+    r = marias("tournament", *base, "--out", str(tmp_path / "t"))
+    assert r.returncode == 1, r.stderr
+    failed = [line for line in r.stderr.splitlines() if line.startswith("failed: ")]
+    assert len(failed) == 1 and failed[0].startswith("failed: t01-p01-s012: died: its worker died (killed by SIGKILL)")
+    assert "most likely responsible: h (seat 2, starting)" in failed[0]
+    assert wait_no_processes(marker) == []
+    # killing its parent in the pre-flight check ends only the check's worker, and names it
+    always = h + " always"
+    r = marias("tournament", *base[:4], "-b", always, *base[6:], "--out", str(tmp_path / "u"))
+    assert r.returncode == 2
+    assert "error: bot h (seat 2, starting): the pre-flight check died: its worker died (killed by SIGKILL)" in r.stderr
+    assert not (tmp_path / "u" / "logs").exists()
+    m = subprocess.run([sys.executable, "-m", "referee.cli", "match", "-b", "random", "-b", always, "-b", "robot"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert m.returncode == 2 and "error: bot h (seat 1, starting): the pre-flight check died" in m.stderr
+    assert wait_no_processes(marker) == []

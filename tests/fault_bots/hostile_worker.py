@@ -1,10 +1,12 @@
 """A bot that attacks the referee process that started it (its tournament worker), issue 9.4.
 
-Usage: hostile_worker.py MODE SEAT [MARKER] — plays random legal actions, and at its
+Usage: hostile_worker.py MODE SEAT [MARKER [COUNTER [always]]] — plays random legal actions, and at its
 first request of a partie in which it sits at SEAT it attacks its parent process:
   kill   os.kill(os.getppid(), SIGKILL)
   walk   finds its parent by walking /proc (/proc/self/stat) and kills that process's group
   stop   os.kill(os.getppid(), SIGSTOP): the worker is frozen, not dead
+Mode hello (argv: hello SEAT MARKER COUNTER [always]) kills its parent when it is told hello,
+from its second start on (counted in the file COUNTER), or from the first with ``always``.
 Then it lingers (ignoring its closed stdin) until it is killed.  In any other seat it plays honestly.  MARKER only marks its command line for the test.
 """
 
@@ -16,6 +18,8 @@ import sys
 import time
 
 mode, attack_seat = sys.argv[1], int(sys.argv[2])
+counter = sys.argv[4] if len(sys.argv) > 4 else ""  # mode hello: a file counting its starts
+counter_all = len(sys.argv) > 5 and sys.argv[5] == "always"  # mode hello: from the first start on
 rng = random.Random(11)
 seat = None
 
@@ -35,6 +39,15 @@ for line in sys.stdin:
     msg = json.loads(line)
     t = msg.get("type")
     if t == "hello":
+        if mode == "hello":
+            # the first start (the pre-flight check) is honest; every later one kills its parent at hello
+            with open(counter, "a+") as f:
+                f.write("x")
+                f.seek(0)
+                starts = len(f.read())
+            if starts >= 2 or counter_all:
+                os.kill(os.getppid(), signal.SIGKILL)
+                time.sleep(600)
         send({"type": "hello", "name": "hostile", "version": "1", "protocol": msg.get("protocol", 1)})
     elif t == "partie_start":
         seat = msg.get("seat")
