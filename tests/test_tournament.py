@@ -287,6 +287,23 @@ def wait_no_processes(marker: str, timeout: float = 20.0) -> list[str]:
     return processes_with(marker)
 
 
+def bot_markers(seed: str) -> list[str]:
+    """What the command lines of tournament_args' bots hold: their --seed, a hash of the tournament
+    seed (the workers' command lines hold the seed itself)."""
+    cfg = T.config_from_options(["r1=random", "r2=random", "r3=random"], seed=seed)
+    return [T.unit_seed(cfg, u, n) for u in T.plan_units(cfg) for n in u.seats]
+
+
+def wait_no_bots(seed: str, timeout: float = 20.0) -> list[str]:
+    deadline = time.monotonic() + timeout
+    markers = [seed, *bot_markers(seed)]
+    while True:
+        left = [p for m in markers for p in processes_with(m)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
 def wait_for_logs(proc, out: Path, n: int, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while len(complete_logs(out)) < n:
@@ -314,7 +331,7 @@ def test_kill_9_resume_gives_the_uninterrupted_totals(tmp_path):
     wait_for_logs(proc, out, 2)
     proc.kill()  # kill -9: no clean-up at all in the tournament process
     proc.wait()
-    assert wait_no_processes(seed) == [], "a worker or bot outlived the killed tournament"
+    assert wait_no_bots(seed) == [], "a worker or bot outlived the killed tournament"
     done = complete_logs(out)
     assert 2 <= len(done) < 6
     # damage two finished partie: one log cut short (as by a crash while writing), one deleted
@@ -356,7 +373,7 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     assert proc.returncode == 130, stderr
     assert "stopped:" in stderr and "run the same command" in stderr
     assert stdout == ""
-    assert wait_no_processes(seed) == []
+    assert wait_no_bots(seed) == []
     finished = complete_logs(out)
     logs = sorted((out / "logs").glob("*.jsonl"))
     assert logs == finished  # partial logs are not left to be counted
