@@ -10,6 +10,9 @@ from typing import List, Optional
 import typer
 from tabulate import tabulate
 
+from .bounds import (MAX_BANK_MS, MAX_CONCURRENCY, MAX_FAULTS, MAX_INCREMENT_MS, MAX_MOVE_MS, MAX_PARTIE,
+                     MAX_SEED_CHARS, MAX_SERIES, MAX_STARTUP_MS)
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -87,17 +90,17 @@ def _bot_limits(memory_mb, processes, cpu_s, file_mb):
 # ------------------------------------------------------------------ match
 @app.command()
 def match(
-    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times, seats 0, 1, 2: a built-in bot (random, robot, random:SEED) or a command line, e.g. \"node examples/js/bot.js\"."),
-    partie: int = typer.Option(1, "--partie", "-n", min=1, help="How many partie (12 deals each) to play."),
-    seed: Optional[str] = typer.Option(None, help="Match seed (any text): partie N shuffles and cuts from SEED:N (protocol/LOGS.md, Seeds). Default: a fresh secret 128-bit seed from the OS, printed and revealed in the log's footer."),
+    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times, seats 0, 1, 2: NAME=COMMAND or a command alone: a built-in bot (random, robot, random:SEED) or a command line, e.g. js=\"node examples/js/bot.js\". The name (default: the built-in's, or the stem of the bot's file) and the bot's fingerprint identify it in the log and the tables."),
+    partie: int = typer.Option(1, "--partie", "-n", min=1, max=MAX_PARTIE, help="How many partie (12 deals each) to play."),
+    seed: Optional[str] = typer.Option(None, help="Match seed (any text, at most 200 characters): partie N shuffles and cuts from SEED:N (protocol/LOGS.md, Seeds). Default: a fresh secret 128-bit seed from the OS, printed and revealed in the log's footer."),
     commit: bool = typer.Option(False, "--commit", help="Print the seed's SHA-256 before play (to publish) and the seed itself only after it; the log's header always holds the SHA-256."),
     sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign the log with this Ed25519 private key (from marias keygen); check with marias validate --verify KEY.pub."),
     deck: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="File of starting decks, one per line (32 card codes); partie N uses line N."),
-    move_time: int = typer.Option(2000, "--move-time", min=1, help="Time limit per decision, in ms."),
-    startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time limit for a bot to start and answer hello, in ms."),
-    bank: Optional[int] = typer.Option(None, "--bank", min=1, help="Optional per-partie time bank in ms (a decision may use at most min(move time, bank))."),
-    increment: int = typer.Option(0, "--increment", min=0, help="Added to the bank at each decision, in ms."),
-    max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie after which a bot forfeits the rest of it: each deal left is settled as its fault before a contract (R12.3)."),
+    move_time: int = typer.Option(2000, "--move-time", min=1, max=MAX_MOVE_MS, help="Time limit per decision, in ms."),
+    startup_time: int = typer.Option(10000, "--startup-time", min=1, max=MAX_STARTUP_MS, help="Time limit for a bot to start and answer hello, in ms."),
+    bank: Optional[int] = typer.Option(None, "--bank", min=1, max=MAX_BANK_MS, help="Optional per-partie time bank in ms (a decision may use at most min(move time, bank))."),
+    increment: int = typer.Option(0, "--increment", min=0, max=MAX_INCREMENT_MS, help="Added to the bank at each decision, in ms."),
+    max_faults: int = typer.Option(3, "--max-faults", min=1, max=MAX_FAULTS, help="Faults in a partie after which a bot forfeits the rest of it: each deal left is settled as its fault before a contract (R12.3)."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Folder for the match log (JSON Lines), bots' stderr and transcripts."),
     transcript: bool = typer.Option(False, "--transcript", help="Keep every line sent to and received from each seat (next to the log)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -108,13 +111,20 @@ def match(
     bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
     bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
 ):
-    """Play a match between three bots and print groše per seat per partie and in total."""
+    """Play a match between three bots and print groše per seat per partie and in total.
+
+    Before the first deal every bot is checked: its program and the files its command names exist,
+    and it starts and answers hello within the start-up limit; otherwise nothing is played (exit 2)."""
     from datetime import datetime, timezone
 
+    from .identity import IdentityError
     from .log import reserve_log_path, safe_name
     from .match import BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
     from .partie import new_seed, seed_sha256
+    from .preflight import check_bots_apart
 
+    if seed is not None and len(seed) > MAX_SEED_CHARS:
+        raise typer.BadParameter(f"a seed is at most {MAX_SEED_CHARS} characters, got {len(seed)}", param_hint="--seed")
     secret = seed is None
     if secret:
         seed = new_seed()
@@ -124,9 +134,20 @@ def match(
     specs = []
     for i, b in enumerate(_three(bot)):
         try:
-            specs.append(BotSpec.parse(b, seed=f"{seed}:{i}"))
+            specs.append(BotSpec.parse_named(b, seed=f"{seed}:{i}"))
         except ValueError as e:
             raise typer.BadParameter(str(e), param_hint="--bot")
+    limits = Limits(startup_ms=startup_time, move_ms=move_time, bank_ms=bank, increment_ms=increment)
+    problems = check_bots_apart(specs, limits)
+    if problems:
+        typer.echo("\n".join(f"error: {p}" for p in problems), err=True)
+        raise typer.Exit(2)
+    try:
+        for s in specs:
+            s.identity()
+    except IdentityError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
     decks = None
     if deck is not None:
         try:
@@ -149,8 +170,7 @@ def match(
             typer.echo(f"error: cannot create the log in {log}: {e.strerror or e}", err=True)
             raise typer.Exit(2)
     config = MatchConfig(
-        bots=specs, partie=partie, seed=seed, decks=decks,
-        limits=Limits(startup_ms=startup_time, move_ms=move_time, bank_ms=bank, increment_ms=increment),
+        bots=specs, partie=partie, seed=seed, decks=decks, limits=limits,
         policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript, sign_key=sign_key,
         sandbox=_sandbox_mode(sandbox),
         sandbox_limits=_bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb),
@@ -369,21 +389,22 @@ def tournament(
     gauntlet: Optional[str] = typer.Option(None, "--gauntlet", help="The bot that meets every pair of the others (format gauntlet)."),
     partie: Optional[int] = typer.Option(None, "--partie", "-n", help="Partie per table and seat arrangement (default 1)."),
     arrangements: Optional[str] = typer.Option(None, "--arrangements", help="all (6, default), rotations (3) or fixed (1)."),
-    seed: Optional[str] = typer.Option(None, help="Tournament seed (default 1)."),
+    seed: Optional[str] = typer.Option(None, help="Tournament seed (default: a fresh random 128-bit seed, printed and stored in the output folder, so a resume goes on with it)."),
     deal_book: Optional[Path] = typer.Option(None, "--deal-book", help="File of starting decks, one per line of 32 card codes."),
     deck_scope: Optional[str] = typer.Option(None, "--deck-scope", help="table (default: each table its own decks) or tournament (every table the same decks)."),
     move_time: Optional[int] = typer.Option(None, "--move-time", help="Time per decision in ms (default 2000)."),
     startup_time: Optional[int] = typer.Option(None, "--startup-time", help="Time to start and answer hello in ms (default 10000)."),
     bank: Optional[int] = typer.Option(None, "--bank", help="Per-partie time bank in ms."),
     increment: Optional[int] = typer.Option(None, "--increment", help="Added to the bank at each decision, in ms."),
-    max_faults: Optional[int] = typer.Option(None, "--max-faults", help="Faults in a partie before a bot is replaced by the robot (default 3)."),
-    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Partie played at once (default: the configuration's, else the number of CPUs)."),
+    max_faults: Optional[int] = typer.Option(None, "--max-faults", help="Faults in a partie after which a bot forfeits the rest of it (R12.3; default 3)."),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, max=MAX_CONCURRENCY, help="Partie played at once (default: the configuration's, else the number of CPUs)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", file_okay=False, help="Output folder (overrides the configuration's output)."),
     resume: bool = typer.Option(False, "--resume", help="Finish a stopped tournament (running the same command again does the same, but --resume insists that it exists)."),
+    allow_changed_bots: bool = typer.Option(False, "--allow-changed-bots", help="Resume even though a bot's files changed (its fingerprint); the tables then show the two versions apart."),
     table_format: str = typer.Option("text", "--table-format", "-t", help=_TABLE_FORMAT_HELP),
     sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign every unit's log with this Ed25519 private key (from marias keygen); check with marias validate --verify KEY.pub."),
     commit: bool = typer.Option(False, "--commit", help="Print the SHA-256 of the tournament seed before play (to publish it)."),
-    series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
+    series: Optional[int] = typer.Option(None, "--series", min=1, max=MAX_SERIES, help="Add the series table (R10): each bot's N best partie."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     sandbox: Optional[str] = typer.Option(None, "--sandbox", help=_SANDBOX_HELP + " Default: the configuration's sandbox: (auto)."),
     bot_memory_mb: Optional[int] = typer.Option(None, "--bot-memory-mb", min=1, help="Memory per bot in MB (default 1024)."),
@@ -406,7 +427,7 @@ def tournament(
             given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])
             if given:
                 typer.echo(f"error: with a configuration file, change {', '.join(given)} in the file "
-                           f"(only --concurrency, --out and --sandbox may be given with it)", err=True)
+                           f"(only --concurrency, --out, --sandbox and --allow-changed-bots may be given with it)", err=True)
                 raise typer.Exit(2)
             cfg = load_config(config)
         else:
@@ -421,6 +442,7 @@ def tournament(
         cfg.concurrency = concurrency
     if out is not None:
         cfg.output = out
+    cfg.allow_changed_bots = allow_changed_bots
     cfg.sandbox = _sandbox_mode(sandbox or cfg.sandbox)  # resolved once here: the workers neither probe nor warn
     sign_key = _signing_key(sign) if sign is not None else None
     if commit:
@@ -442,7 +464,9 @@ def tournament(
     if run.interrupted:
         typer.echo(f"stopped: {run.done} of {run.units} partie played; run the same command (or add --resume) to finish.", err=True)
         raise typer.Exit(130)
-    text, skipped, _ = standings.report([run.logs], fmt=table_format, series=series)
+    if quiet and cfg.seed_drawn:
+        typer.echo(f"seed {cfg.seed} (drawn at random; kept in {cfg.output / 'tournament.json'})", err=True)
+    text, skipped, _ = standings.report([cfg.output], fmt=table_format, series=series)
     typer.echo(text)
     for note in skipped:
         typer.echo(f"note: {note}", err=True)
@@ -522,7 +546,7 @@ def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
 def table_cmd(
     paths: List[Path] = typer.Argument(..., exists=True, help="Log files or folders (searched for *.jsonl)."),
     table_format: str = typer.Option("text", "--format", "-f", help=_TABLE_FORMAT_HELP),
-    series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
+    series: Optional[int] = typer.Option(None, "--series", min=1, max=MAX_SERIES, help="Add the series table (R10): each bot's N best partie."),
     only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, pairs, play, cross, series, rating (repeatable)."),
 ):
     """Rebuild every table (standings, pairs, play, cross, series, rating) from complete, valid logs alone; a head-to-head folder gets its test's decision, LLR and groups."""

@@ -26,12 +26,12 @@ import os
 import re
 import signal
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from . import tournament as T
+from .pool import Pool, Task
 from .sprt import H0, H1, SPRT, TRUNCATED, SPRTState
 
 #: the six seatings of a group, as indices into (A, B) for seats 0, 1, 2
@@ -294,8 +294,6 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
 
 def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, close_fds=()):
     """The pool: units in group order, at most ``workers`` in flight; the test advances as groups complete."""
-    import multiprocessing
-
     out = cfg.output
     logs = out / T.LOGS_DIR
     cap = plan.test.max_groups or 10 ** 9
@@ -310,7 +308,7 @@ def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, clo
             k += 1
 
     queue = todo()
-    running: dict = {}  # future -> unit
+    running: dict[str, T.Unit] = {}  # unit id -> unit, submitted and not finished
     played = 0
     failed: list[tuple[str, str]] = []
     interrupted = False
@@ -321,8 +319,7 @@ def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, clo
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                             initializer=T._worker_init, initargs=(os.getpid(), close_fds))
+    pool = Pool(T.play_unit, workers, retries=1, close_fds=close_fds)
     try:
         while True:
             while not exhausted and not failed and len(running) < workers:
@@ -330,20 +327,20 @@ def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, clo
                 if u is None:
                     exhausted = True
                     break
-                running[ex.submit(T.play_unit, T.unit_job(cfg, u, logs))] = u
+                job = T.unit_job(cfg, u, logs)
+                pool.submit(Task(u.id, job, T.unit_wall_seconds(cfg, u), u.seats,
+                                   tuple(tuple(spec.argv) for spec in job["specs"])))
+                running[u.id] = u
             if not running:
                 break
-            done, _ = wait(set(running), timeout=0.5, return_when=FIRST_COMPLETED)
-            for f in done:
-                u = running.pop(f)
-                try:
-                    f.result()
-                except Exception as e:  # the unit's worker failed: the unit stays unplayed
-                    failed.append((u.id, f"{type(e).__name__}: {e}"))
-                    say(f"{u.id}: failed: {type(e).__name__}: {e}")
+            for o in pool.wait(0.5):
+                u = running.pop(o.key)
+                if not o.ok:  # the unit's worker failed twice (it is retried once): the unit stays unplayed
+                    failed.append((u.id, o.describe()))
+                    say(f"{u.id}: failed: {o.describe()}")
                     continue
                 path = T.unit_log(out, u)
-                why = T.check_unit_log(path, u)
+                why = o.result.get("valid") or T.quick_check_unit_log(path, u, o.result)  # validated by its worker
                 if why is not None:
                     kept = out / T.INVALID_DIR / f"{path.name}.invalid"
                     if path.exists():
@@ -361,15 +358,11 @@ def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, clo
                 say(_progress_line(plan, st))
             if st.done:
                 break
-        if running:  # decided: the partie in progress are not needed
-            T._stop_pool(ex)
-        else:
-            ex.shutdown(wait=True)
     except KeyboardInterrupt:
         interrupted = True
         say("stopping: the partie in progress are abandoned (run the same command again to continue the test)")
-        T._stop_pool(ex)
     finally:
+        pool.close()  # decided or stopped: the partie still in progress are ended
         signal.signal(signal.SIGTERM, old_term)
     for u in running.values():  # cut short: nothing of them stays
         for p in logs.glob(f"{u.id}.*"):

@@ -54,7 +54,11 @@ def printable(text: str) -> str:
 
 @dataclass
 class BotSpec:
-    """How to start one bot: a built-in name or a command line (never run through a shell)."""
+    """How to start one bot: a built-in name or a command line (never run through a shell).
+
+    A bot's identity is ``label`` plus ``fingerprint`` (:mod:`referee.identity`): the
+    tables credit it by both, and a resumed tournament refuses a changed fingerprint.
+    """
 
     label: str
     argv: list[str]
@@ -73,13 +77,18 @@ class BotSpec:
     cpu_s: int | None = None
     file_mb: int | None = None
     workdir: str | None = None
+    fingerprint: str | None = None  # computed on first use (:meth:`identity`) unless given
 
     @classmethod
     def parse(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
-        """``random``/``robot`` (optionally ``random:SEED``) or a command line split like a shell would."""
+        """``random``/``robot`` (optionally ``random:SEED``) or a command line split like a shell would.
+
+        A built-in runs as ``python -I -m bots NAME``: isolated mode keeps the working
+        folder (and PYTHONPATH) off the module path, so a ``bots/`` folder there cannot
+        stand in for the installed package."""
         name, _, arg = value.partition(":")
         if name in BUILTIN_BOTS and " " not in value:
-            argv = [sys.executable, "-m", "bots", name]  # what `marias bot NAME` runs, without the CLI toolkit
+            argv = [sys.executable, "-I", "-m", "bots", name]  # `marias bot NAME` without the CLI toolkit
             if name == "random":
                 argv += ["--seed", arg or derive_seed(seed, "bot")]  # one-way: never the match seed itself
             return cls(label=value, argv=argv, builtin=name)
@@ -91,17 +100,32 @@ class BotSpec:
             raise ValueError("empty bot command")
         return cls(label=value, argv=argv)
 
+    @classmethod
+    def parse_named(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
+        """``NAME=COMMAND`` (as ``marias tournament --bot``) or a command alone, named by
+        :func:`referee.identity.default_label` (a built-in by its name: ``random:5`` is ``random-5``)."""
+        from .identity import NAME_RE, default_label
+
+        name, eq, command = value.partition("=")
+        if eq and NAME_RE.match(name.strip()) and command.strip():
+            spec = cls.parse(command.strip(), seed=seed)
+            spec.label = name.strip()
+            return spec
+        spec = cls.parse(value.strip(), seed=seed)
+        spec.label = default_label(spec.argv, spec.builtin, value.strip())
+        return spec
+
+    def identity(self) -> dict:
+        """``{"label", "fingerprint"}``; the fingerprint is computed once (it reads the bot's files)."""
+        if self.fingerprint is None:
+            from .identity import fingerprint
+            self.fingerprint = fingerprint(self.argv, self.cwd, self.builtin)
+        return {"label": self.label, "fingerprint": self.fingerprint}
+
     def exe_sha256(self) -> str | None:
-        """A hash of the executable (or script) that is run, where there is one."""
-        candidates = [a for a in self.argv[1:3] if os.path.isfile(a)] if self.argv and Path(self.argv[0]).name.startswith(("python", "node", "ruby", "perl")) else []
-        path = candidates[0] if candidates else shutil.which(self.argv[0]) if self.argv else None
-        if not path or not os.path.isfile(path):
-            return None
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
+        """Superseded by :meth:`identity` (it hashed the interpreter, not the bot): always None.
+        Kept only while the log header still has the key."""
+        return None
 
     def to_dict(self) -> dict:
         d = {"label": self.label, "command": self.argv if self.builtin is None else f"builtin:{self.builtin}"}
@@ -113,6 +137,7 @@ class BotSpec:
         own = {k: getattr(self, k) for k in ("memory_mb", "processes", "cpu_s", "file_mb") if getattr(self, k) is not None}
         if own:
             d["sandbox_limits"] = own  # this bot's own, over the header's
+        d["fingerprint"] = self.identity()["fingerprint"]
         return d
 
 

@@ -5,9 +5,14 @@ so any table can be rebuilt and checked by anyone who holds the logs
 (``marias table PATH...``); the tournament prints its tables through the same code.
 Definitions are in protocol/TOURNAMENT.md ("Tables").
 
-A *bot* is identified by its header label (the tournament's bot name, or the
-``--bot`` value of ``marias match``), else its announced name.  Two seats of one
-log with the same identity are told apart as ``NAME#SEAT``.
+A *bot* is identified by its identity (:mod:`referee.identity`): the header's
+label (the tournament's bot name, or the ``NAME=`` of ``marias match --bot``),
+else its announced name, together with its fingerprint.  One label with two
+fingerprints (a bot changed between runs) becomes two bots, ``NAME@FINGERPR``;
+two seats of one log with the same label are told apart as ``NAME#SEAT``.
+
+A tournament folder (or its ``logs/``) holding a manifest counts only the logs
+the manifest names (:func:`log_paths`).
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ class PartieRecord:
     places: list[float]
     deals: list[dict]
     deck: tuple[str, ...]  # the starting deck (R2.2)
+    forfeits: list[dict] = field(default_factory=list)  # R12.3 forfeit records (LOGS.md)
+    fingerprints: tuple = (None, None, None)  # the bots' fingerprints at seats 0, 1, 2 (None: not logged)
 
     @property
     def group(self) -> tuple:
@@ -62,11 +69,17 @@ def bot_keys(header: dict) -> list[str]:
     return [f"{k}#{i}" if keys.count(k) > 1 else k for i, k in enumerate(keys)]
 
 
+def bot_fingerprints(header: dict) -> list[str | None]:
+    return [b.get("fingerprint") if isinstance(b.get("fingerprint"), str) else None
+            for b in header.get("bots") or []]
+
+
 def records_from_log(path, records: list[dict]) -> list[PartieRecord]:
     """The finished partie of one log's records (those with a partie_end)."""
     if not records or records[0].get("type") != "header":
         raise ValueError(f"{path}: not a marias log (no header)")
     keys = bot_keys(records[0])
+    fps = bot_fingerprints(records[0])
     out = []
     current = None
     for r in records[1:]:
@@ -74,27 +87,84 @@ def records_from_log(path, records: list[dict]) -> list[PartieRecord]:
         if t == "partie_start":
             seating = r.get("seating") or [0, 1, 2]
             current = {"partie": r.get("partie"), "bots": tuple(keys[i] for i in seating),
-                       "deck": tuple(r.get("deck") or ()), "deals": []}
+                       "fps": tuple(fps[i] if i < len(fps) else None for i in seating),
+                       "deck": tuple(r.get("deck") or ()), "deals": [], "forfeits": []}
         elif t == "deal" and current is not None:
+            if not current["deck"] and not current["deals"]:  # decks are logged with their deal (no deck up front)
+                current["deck"] = tuple(r.get("deck") or ())
             current["deals"].append(r)
+        elif t == "forfeit" and current is not None:
+            current["forfeits"].append(r)
         elif t == "partie_end" and current is not None:
             out.append(PartieRecord(str(path), int(r.get("partie") or current["partie"] or 0), current["bots"],
                                     list(r["totals"]), list(r.get("places") or []), current["deals"],
-                                    current["deck"]))
+                                    current["deck"], current["forfeits"], current["fps"]))
             current = None
     return out
+
+
+def name_identities(parties: list[PartieRecord]) -> None:
+    """Give each (label, fingerprint) one name: the label, or ``label@fingerprint`` (short) where one
+    label stands for bots with different fingerprints.  Changes ``parties`` in place."""
+    from .identity import short
+
+    fps_of: dict[str, set] = {}
+    for p in parties:
+        for name, fp in zip(p.bots, p.fingerprints):
+            fps_of.setdefault(name, set()).add(fp)
+    for p in parties:
+        if any(len(fps_of[n]) > 1 for n in p.bots):
+            p.bots = tuple(f"{n}@{short(fp)}" if len(fps_of[n]) > 1 else n
+                           for n, fp in zip(p.bots, p.fingerprints))  # type: ignore[assignment]
+
+
+def log_paths(paths: Iterable) -> tuple[list[Path], list[str]]:
+    """The log files under ``paths``, and notes on what was left out.  A folder with a tournament
+    manifest (or the ``logs/`` folder beside one) yields only the logs of the units it names:
+    any other ``.jsonl`` there is left out, and said so."""
+    from .tournament import MANIFEST_FILE, read_manifest
+    from .validate import log_files
+
+    files: list[Path] = []
+    notes: list[str] = []
+    for p in paths:
+        p = Path(p)
+        folder = None
+        if p.is_dir() and (p / MANIFEST_FILE).is_file():
+            folder = p
+        elif p.is_dir() and (p.parent / MANIFEST_FILE).is_file() and p.resolve() == (p.parent / "logs").resolve():
+            folder = p.parent
+        if folder is None:
+            files.extend(log_files([p]))
+            continue
+        try:
+            m = read_manifest(folder)
+        except ValueError as e:
+            notes.append(f"{e}; {p} left out")
+            continue
+        named = [folder / u["log"] for u in m["units"] if isinstance(u, dict) and isinstance(u.get("log"), str)]
+        wanted = {q.resolve() for q in named}
+        for q in log_files([p]):
+            if q.resolve() not in wanted:
+                notes.append(f"{q}: not a unit in {folder / MANIFEST_FILE}; left out")
+        present = [q for q in named if q.exists()]
+        if len(present) < len(named):
+            notes.append(f"{folder}: {len(named) - len(present)} of the {len(named)} units in its manifest "
+                         f"have no log (not played yet)")
+        files.extend(present)
+    return files, notes
 
 
 def load(paths: Iterable, *, validate: bool = True) -> tuple[list[PartieRecord], list[str]]:
     """The partie of every complete, valid log under ``paths`` (files or folders, searched for
     ``*.jsonl``), and a note for each file left out (incomplete, invalid or not a log)."""
     from .log import read_log
-    from .validate import log_files, validate_file
+    from .validate import validate_file
 
     parties: list[PartieRecord] = []
-    skipped: list[str] = []
+    files, skipped = log_paths(paths)
     seen: set[Path] = set()
-    for path in log_files(paths):
+    for path in files:
         real = path.resolve()
         if real in seen:  # named twice (a file and its folder): counted once
             continue
@@ -119,6 +189,7 @@ def load(paths: Iterable, *, validate: bool = True) -> tuple[list[PartieRecord],
             continue
         parties.extend(records_from_log(path, records))
     parties.sort(key=lambda p: (p.source, p.partie))
+    name_identities(parties)
     return parties, skipped
 
 
@@ -144,6 +215,9 @@ class BotStats:
     decisions: int = 0
     ms_sum: float = 0.0
     ms_max: float = 0.0
+    fingerprint: str | None = None
+    forfeited_from: list[int] = field(default_factory=list)  # R12.3: the first forfeited deal, per forfeit
+    forfeited_deals: int = 0
 
     @property
     def mean(self) -> float:
@@ -242,11 +316,20 @@ def compute(parties: list[PartieRecord]) -> Tournament:
     met: dict[str, dict[str, int]] = {}
     for p in parties:
         st = [bots.setdefault(n, BotStats(n)) for n in p.bots]
+        for b, fp in zip(st, p.fingerprints):
+            b.fingerprint = b.fingerprint or fp
         for a in p.bots:
             for b in p.bots:
                 if a != b:
                     cross.setdefault(a, {}).setdefault(b, 0)
                     met.setdefault(a, {})[b] = met.get(a, {}).get(b, 0) + 1
+        for f in p.forfeits:  # R12.3: the remaining deals, settled as the forfeiting bot's faults
+            seat = f["seat"]
+            st[seat].forfeited_from.append(int(f["from_deal"]))
+            st[seat].forfeited_deals += int(f.get("deals") or 0)
+            for (payer, payee), g in pair_flows(list(f["payments"])).items():
+                cross[p.bots[payee]][p.bots[payer]] += g
+                cross[p.bots[payer]][p.bots[payee]] -= g
         credit = place_credit(p.totals)
         actor_wins = [0, 0, 0]
         for d in p.deals:
@@ -332,7 +415,9 @@ def _place_labels(keys: list[tuple]) -> list[str]:
 
 
 def standings_rows(t: Tournament) -> list[dict]:
-    """Ranked by mean groše per partie, then total groše."""
+    """Ranked by mean groše per partie, then total groše; each bot with its fingerprint (short)."""
+    from .identity import short
+
     order = sorted(t.bots.values(), key=lambda b: (-b.mean, -b.groše, b.name))
     places = _place_labels([(round(b.mean, 9), b.groše) for b in order])
     rows = []
@@ -340,6 +425,7 @@ def standings_rows(t: Tournament) -> list[dict]:
         rows.append({
             "#": pl,
             "bot": b.name,
+            "fingerprint": short(b.fingerprint),
             "partie": b.partie,
             "groše": b.groše,
             "mean": _r(b.mean),
@@ -400,6 +486,8 @@ def play_rows(t: Tournament, split: bool = False) -> list[dict]:
             row["faults"] = sum(b.faults.values())
         else:
             row["faults"] = ", ".join(f"{k} {v}" for k, v in sorted(b.faults.items())) or "-"
+        row["forfeits"] = len(b.forfeited_from)
+        row["forfeited"] = forfeit_text(b.forfeited_from)
         row["mean ms"] = _r(b.mean_ms)
         row["max ms"] = _r(b.ms_max if b.decisions else None, 1)
         rows.append(row)
@@ -412,9 +500,18 @@ def play_rows(t: Tournament, split: bool = False) -> list[dict]:
     return rows
 
 
+def forfeit_text(from_deals: list[int]) -> str:
+    """R12.3 forfeits as the tables show them: 'from deal 7', 'from deals 7, 10' (in log order)."""
+    if not from_deals:
+        return "-"
+    shown = ", ".join(str(d) for d in from_deals[:8]) + (", …" if len(from_deals) > 8 else "")
+    return f"from deal{'s' if len(from_deals) > 1 else ''} {shown}"
+
+
 def _ordered_keys(row: dict, fault_kinds: list[str]) -> list[str]:
-    head = [k for k in row if not k.startswith("faults") and k not in ("mean ms", "max ms")]
-    return head + fault_kinds + ["faults", "mean ms", "max ms"]
+    tail = ("mean ms", "max ms", "forfeits", "forfeited")
+    head = [k for k in row if not k.startswith("faults") and k not in tail]
+    return head + fault_kinds + ["faults", "forfeits", "forfeited", "mean ms", "max ms"]
 
 
 def cross_rows(t: Tournament) -> list[dict]:
@@ -471,7 +568,8 @@ TITLES = {
     "standings": "Standings (groše; mean per partie with 95% interval; places shared per R9.7)",
     "pairs": ("Pairs (groše per partie the row bot won more than the other over the partie where both sat; "
               "95% interval over duplicate groups; LOS: likelihood that the row bot is better)"),
-    "play": "Play (deals as actor; contracts won:lost by the actor, proti by its announcer; fleks; faults; ms per decision)",
+    "play": "Play (deals as actor; contracts won:lost by the actor, proti by its announcer; fleks; faults; "
+            "forfeits of a partie's rest, R12.3; ms per decision)",
     "cross": "Cross table (groše the row bot won from the column bot)",
     "series": "Series (R10)",
     "rating": "Rating (openskill Plackett-Luce)",

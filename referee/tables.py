@@ -96,6 +96,15 @@ def seat_rows(result) -> list[dict]:
             "mean ms": round(st.total_ms / st.decisions, 2) if st.decisions else 0,
             "max ms": round(st.max_ms, 1),
             "faults": faults,
-            "forfeited (R12.3)": ", ".join(f"partie {f['partie']} from deal {f['from_deal']}" for f in st.forfeited) or "-",
+            "forfeited (R12.3)": _forfeits(st),
         })
     return rows
+
+
+def _forfeits(st) -> str:
+    """'partie 2 from deal 7, ...' from a seat's R12.3 forfeits (``SeatStats.forfeited``: dicts with
+    partie and from_deal; a referee that still replaced the bot by the robot has ``replaced_in``)."""
+    forfeited = getattr(st, "forfeited", None)
+    if forfeited is None:
+        return ", ".join(f"partie {n} (replaced by the robot)" for n in getattr(st, "replaced_in", [])) or "-"
+    return ", ".join(f"partie {f['partie']} from deal {f['from_deal']}" for f in forfeited) or "-"

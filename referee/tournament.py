@@ -26,18 +26,20 @@ import hashlib
 import itertools
 import json
 import os
-import re
-import shutil
+import secrets
 import signal
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from .bounds import (MAX_BANK_MS, MAX_CONCURRENCY, MAX_FAULTS, MAX_INCREMENT_MS, MAX_MOVE_MS, MAX_PARTIE,
+                     MAX_SEED_CHARS, MAX_STARTUP_MS)
 from .cards import Card
+from .identity import NAME_RE, IdentityError, missing_paths
 from .match import BUILTIN_BOTS, BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
 from .sandbox import MODES as SANDBOX_MODES, SandboxLimits
+from .pool import Outcome, Pool, Task
 
 FORMATS = ("round-robin", "gauntlet", "head-to-head")
 HEAD_TO_HEAD = "head-to-head"  # two bots, each deck in the six 2+1 seatings, an SPRT decides (referee/duel.py)
@@ -48,9 +50,11 @@ ARRANGEMENTS: dict[str, list[tuple[int, int, int]]] = {
     "fixed": [(0, 1, 2)],
 }
 DECK_SCOPES = ("table", "tournament")
-NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}\Z")
 STATE_FILE = "tournament.json"
 STATE_FORMAT = "marias-tournament"
+MANIFEST_FILE = "manifest.json"  # the planned units and their logs: all that `marias table` counts here
+MANIFEST_FORMAT = "marias-tournament-manifest"
+JOURNAL_FILE = "units.journal"  # JSON lines, one per unit finished or failed, appended as it happens (not *.jsonl: no log)
 LOGS_DIR = "logs"
 INVALID_DIR = "invalid"  # logs that finished but did not validate (a referee bug): kept for study
 LOCK_FILE = ".lock"
@@ -64,6 +68,10 @@ FAULT_KEYS = ("max_faults",)
 DECK_KEYS = ("book", "scope")
 SPRT_KEYS = ("h0", "h1", "alpha", "beta", "max_groups")
 SPRT_DEFAULTS = {"h0": 0.0, "h1": 10.0, "alpha": 0.05, "beta": 0.05, "max_groups": 1000}
+
+#: Decisions a deal can ask of the three players, at most (bids, talon, fleks, 30 plays), for the wall-clock limit.
+MAX_DECISIONS_PER_DEAL = 100
+UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
 
 
 class ConfigError(ValueError):
@@ -101,7 +109,7 @@ class BotEntry:
                 return name
         return None
 
-    def spec(self, base_dir: Path, seed: str) -> BotSpec:
+    def spec(self, base_dir: Path, seed: str, fingerprint: str | None = None) -> BotSpec:
         """The :class:`BotSpec` for one unit (``seed`` seeds a built-in random bot without its own)."""
         if isinstance(self.command, list):
             spec = BotSpec(label=self.name, argv=list(self.command))
@@ -117,6 +125,7 @@ class BotEntry:
             setattr(spec, key, value)
         if self.workdir:
             spec.workdir = str((base_dir / self.workdir).resolve())
+        spec.fingerprint = fingerprint
         return spec
 
     def to_dict(self) -> dict:
@@ -128,7 +137,7 @@ class BotEntry:
 class TournamentConfig:
     bots: list[BotEntry]
     name: str = "tournament"
-    seed: str = "1"
+    seed: str | None = None  # None: drawn at random when the tournament is created (see prepare_output)
     format: str = "round-robin"
     gauntlet: str | None = None
     partie: int = 1  # partie per table and arrangement
@@ -146,9 +155,24 @@ class TournamentConfig:
     lines: dict[tuple, int] = field(default_factory=dict, repr=False)  # key path -> line in the source
     sandbox: str = "auto"  # auto | bwrap | required | none (referee/sandbox.py)
     bot_limits: SandboxLimits = field(default_factory=SandboxLimits)  # every bot's, unless its own keys say
+    allow_changed_bots: bool = False  # a resume accepts bots whose fingerprint changed
+    seed_drawn: bool = False  # the seed was drawn at random by this run
+    _fingerprints: dict[str, str] | None = field(default=None, repr=False)
 
     def bot(self, name: str) -> BotEntry:
         return next(b for b in self.bots if b.name == name)
+
+    def fingerprints(self) -> dict[str, str]:
+        """Each bot's fingerprint (:mod:`referee.identity`), computed once; IdentityError names the bot."""
+        if self._fingerprints is None:
+            out = {}
+            for b in self.bots:
+                try:
+                    out[b.name] = b.spec(self.base_dir, seed="0").identity()["fingerprint"]
+                except IdentityError as e:
+                    raise ConfigError([f"{self.source}: bot {b.name!r}: {e}"]) from None
+            self._fingerprints = out
+        return self._fingerprints
 
     def where(self, *path) -> str:
         """``file:line: key`` for messages about a key of the configuration."""
@@ -230,7 +254,7 @@ def config_from_options(bots: list[str], **options) -> TournamentConfig:
     for i, value in enumerate(bots):
         name, eq, command = value.partition("=")
         if not eq:
-            if NAME_RE.match(value) and value.partition(":")[0] in BUILTIN_BOTS:
+            if NAME_RE.match(value.replace(":", "-")) and value.partition(":")[0] in BUILTIN_BOTS:
                 name, command = value.replace(":", "-"), value
             else:
                 problems.append(f"command line: --bot {value!r}: give NAME=COMMAND, e.g. js=\"node examples/js/bot.js\"")
@@ -271,27 +295,32 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
 
     cfg = TournamentConfig(bots=[], base_dir=base_dir, source=source, lines=dict(lines))
     cfg.name = c.text(data, ("name",), default=default_name) or default_name
-    seed = data.get("seed", 1)
-    if isinstance(seed, bool) or not isinstance(seed, (int, str)) or (isinstance(seed, str) and not seed.strip()):
+    seed = data.get("seed")
+    if seed is None:
+        cfg.seed = None
+    elif isinstance(seed, bool) or not isinstance(seed, (int, str)) or (isinstance(seed, str) and not seed.strip()):
         c.err(("seed",), f"a seed is a whole number or a non-empty string, got {_kind(seed)}")
+    elif len(str(seed).strip()) > MAX_SEED_CHARS:
+        c.err(("seed",), f"a seed is at most {MAX_SEED_CHARS} characters, got {len(str(seed).strip())}")
     else:
         cfg.seed = str(seed).strip()
     cfg.format = c.choice(data, ("format",), FORMATS, "round-robin")
-    cfg.partie = c.integer(data, ("partie",), 1, minimum=1, maximum=100_000)
+    cfg.partie = c.integer(data, ("partie",), 1, minimum=1, maximum=MAX_PARTIE)
     cfg.arrangements = c.choice(data, ("arrangements",), tuple(ARRANGEMENTS), "all")
     conc = data.get("concurrency")
-    cfg.concurrency = None if conc in (None, "auto") else c.integer(data, ("concurrency",), 1, minimum=1, maximum=512)
+    cfg.concurrency = None if conc in (None, "auto") else c.integer(data, ("concurrency",), 1, minimum=1,
+                                                                    maximum=MAX_CONCURRENCY)
     cfg.output = Path(c.text(data, ("output",), default=f"tournament-{cfg.name}") or f"tournament-{cfg.name}")
 
     tm = c.section(data, "time", TIME_KEYS)
     cfg.limits = Limits(
-        move_ms=c.integer(tm, ("time", "move_ms"), 2000, minimum=1),
-        startup_ms=c.integer(tm, ("time", "startup_ms"), 10_000, minimum=1),
-        bank_ms=c.integer(tm, ("time", "bank_ms"), None, minimum=1),
-        increment_ms=c.integer(tm, ("time", "increment_ms"), 0, minimum=0),
+        move_ms=c.integer(tm, ("time", "move_ms"), 2000, minimum=1, maximum=MAX_MOVE_MS),
+        startup_ms=c.integer(tm, ("time", "startup_ms"), 10_000, minimum=1, maximum=MAX_STARTUP_MS),
+        bank_ms=c.integer(tm, ("time", "bank_ms"), None, minimum=1, maximum=MAX_BANK_MS),
+        increment_ms=c.integer(tm, ("time", "increment_ms"), 0, minimum=0, maximum=MAX_INCREMENT_MS),
     )
     fl = c.section(data, "faults", FAULT_KEYS)
-    cfg.max_faults = c.integer(fl, ("faults", "max_faults"), 3, minimum=1)
+    cfg.max_faults = c.integer(fl, ("faults", "max_faults"), 3, minimum=1, maximum=MAX_FAULTS)
     cfg.sandbox = c.choice(data, ("sandbox",), SANDBOX_MODES, "auto")
     bl = c.section(data, "bot_limits", BOT_LIMIT_KEYS)
     default_limits = SandboxLimits()
@@ -352,8 +381,8 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
                     c.err(p + ("env", k), f"an environment value is a string or a number, got {_kind(v)}")
                 else:
                     clean_env[k] = str(v).lower() if isinstance(v, bool) else str(v)
-            move = c.integer(b, p + ("move_ms",), None, minimum=1)
-            startup = c.integer(b, p + ("startup_ms",), None, minimum=1)
+            move = c.integer(b, p + ("move_ms",), None, minimum=1, maximum=MAX_MOVE_MS)
+            startup = c.integer(b, p + ("startup_ms",), None, minimum=1, maximum=MAX_STARTUP_MS)
             own = {k: c.integer(b, p + (k,), None, minimum=1) for k in BOT_LIMIT_KEYS}
             workdir = c.text(b, p + ("workdir",))
             if name is not None and command is not None and not isinstance(command, (dict, int, float)):
@@ -519,7 +548,8 @@ class _Checker:
 
 
 def check_commands(cfg: TournamentConfig) -> list[str]:
-    """Problems with bot commands that would make every one of their partie a fault (program not found, no cwd)."""
+    """Problems found without starting anything: a missing working folder, program, or file the
+    command names (``python3 ./nope.py``), each with the configuration line of the bot."""
     problems = []
     for i, b in enumerate(cfg.bots):
         if b.builtin:
@@ -528,14 +558,8 @@ def check_commands(cfg: TournamentConfig) -> list[str]:
         if spec.cwd and not os.path.isdir(spec.cwd):
             problems.append(f"{cfg.where('bots', i, 'cwd') if b.cwd else cfg.where('bots', i)}: the folder {spec.cwd!r} does not exist")
             continue
-        prog = spec.argv[0]
-        if os.sep in prog:
-            ok = os.path.isfile(os.path.join(spec.cwd or ".", prog))
-        else:
-            ok = shutil.which(prog) is not None
-        if not ok:
-            problems.append(f"{cfg.where('bots', i, 'command')}: program {prog!r} not found"
-                            + (f" (from {spec.cwd})" if os.sep in prog else " on PATH"))
+        for problem in missing_paths(spec.argv, spec.cwd):
+            problems.append(f"{cfg.where('bots', i, 'command')}: {problem}")
     return problems
 
 
@@ -559,6 +583,7 @@ def canonical(cfg: TournamentConfig) -> dict:
         "faults": {"max_faults": cfg.max_faults},
         "bots": [b.to_dict() for b in cfg.bots],
         **({"sprt": dict(cfg.sprt)} if cfg.format == HEAD_TO_HEAD and cfg.sprt else {}),
+        "fingerprints": dict(cfg.fingerprints()),
     }
 
 
@@ -628,7 +653,11 @@ def deck_slots(cfg: TournamentConfig) -> int:
 
 
 def plan_units(cfg: TournamentConfig) -> list[Unit]:
-    """Every unit, ordered partie index first (so standings fill evenly), then table, then arrangement."""
+    """Every unit, ordered partie index first (so standings fill evenly), then table, then arrangement.
+
+    The seed must be set (``prepare_output`` draws one when the configuration has none)."""
+    if cfg.seed is None:
+        raise ValueError("the tournament has no seed yet: prepare_output draws one, or give seed")
     tbs = tables(cfg)
     arrs = ARRANGEMENTS[cfg.arrangements]
     tw = max(2, len(str(len(tbs))))
@@ -648,77 +677,21 @@ def plan_units(cfg: TournamentConfig) -> list[Unit]:
 
 # ------------------------------------------------------------------ playing one unit (in a worker process)
 
-class _Stop(SystemExit):
-    """Raised in a worker by SIGTERM: the tournament is stopping.  A SystemExit, so that asyncio
-    lets it through its callbacks and cancels the match, whose clean-up closes the bots."""
-
-
-_IN_UNIT = False
-_STOPPING = False
-
-
-def _kill_bots_now() -> None:
-    """Last resort before a worker exits: SIGKILL the process group of every bot still running."""
-    from .process import kill_all_bots
-    kill_all_bots()
-
-
-def _on_sigterm(signum, frame):
-    global _STOPPING
-    if _STOPPING or not _IN_UNIT:  # a second request, or nothing to clean up: go now
-        _kill_bots_now()
-        os._exit(143)
-    _STOPPING = True
-    raise _Stop(143)
-
-
-def _watch_parent(parent_pid: int) -> None:
-    """If the tournament process is gone (even by kill -9), stop: ask nicely, then for certain."""
-    while os.getppid() == parent_pid:
-        time.sleep(0.5)
-    try:
-        os.kill(os.getpid(), signal.SIGTERM)
-    finally:
-        time.sleep(10)
-        _kill_bots_now()
-        os._exit(143)
-
-
-def _worker_init(parent_pid: int, close_fds: tuple[int, ...] = ()) -> None:
-    """Workers leave Ctrl-C to the parent; SIGTERM stops the unit in progress (its bots closed).
-
-    A worker also stops when the tournament process dies, even by ``kill -9``
-    (PR_SET_PDEATHSIG on Linux, and a thread watching the parent everywhere), so
-    no worker and no bot outlives it.  ``close_fds`` (the folder lock) are not the
-    worker's to hold.
-    """
-    import threading
-
-    for fd in close_fds:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:
-        os._exit(143)
-    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="marias-parent-watch").start()
+def unit_seed(cfg: TournamentConfig, unit: Unit, bot: str) -> str:
+    """The seed of a built-in random bot without its own: derived from the tournament seed by a
+    hash, so that a bot's command line (visible to other processes without a sandbox) never shows it."""
+    return hashlib.sha256(f"{cfg.seed}:{unit.id}:{bot}".encode()).hexdigest()[:16]
 
 
 def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | None = None) -> dict:
-    """Everything a worker needs to play ``unit`` (plain, picklable data)."""
-    specs = [cfg.bot(n).spec(cfg.base_dir, seed=f"{cfg.seed}:{unit.id}:{n}") for n in unit.seats]
+    """Everything a worker needs to play ``unit`` (plain data)."""
+    fps = cfg.fingerprints()
+    specs = [cfg.bot(n).spec(cfg.base_dir, seed=unit_seed(cfg, unit, n), fingerprint=fps[n]) for n in unit.seats]
     deck = cfg.decks[unit.deck_slot] if cfg.decks is not None else None
     return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "partie": unit.partie,
             "deck": [int(c) for c in deck] if deck is not None else None, "limits": cfg.limits,
-            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"), "sign_key": sign_key,
+            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"), "seats": list(unit.seats),
+            "sign_key": sign_key,
             "sandbox": cfg.sandbox, "sandbox_limits": cfg.bot_limits, "sandbox_hide": sandbox_hide(cfg)}
 
 
@@ -727,25 +700,32 @@ def sandbox_hide(cfg: TournamentConfig) -> tuple[str, ...]:
     return tuple(str(Path(p).resolve()) for p in (cfg.output, cfg.deck_book) if p is not None)
 
 
+def unit_wall_seconds(cfg: TournamentConfig, unit: Unit) -> float:
+    """The wall-clock limit of one unit: every start-up a partie can need (each seat started once
+    and restarted after each of its faults), every decision at its time limit, and a margin."""
+    bots = [cfg.bot(n) for n in unit.seats]
+    move = max(b.move_ms or cfg.limits.move_ms for b in bots)
+    startup = max(b.startup_ms or cfg.limits.startup_ms for b in bots)
+    starts = 3 * (1 + cfg.max_faults)
+    return (starts * startup + 12 * MAX_DECISIONS_PER_DEAL * move) / 1000 + UNIT_MARGIN_S
+
+
 def play_unit(job: dict) -> dict:
-    """Play one unit (one partie) with :func:`run_match`; its log is ``job['log']``."""
-    global _IN_UNIT
-    _IN_UNIT = True
-    try:
-        deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
-        config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
-                             limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]),
-                             log_path=Path(job["log"]), sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
-                             sandbox_hide=job["sandbox_hide"])
-        t0 = time.perf_counter()
-        result = run_match(config)
-        return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
-                "faults": len(result.faults), "seconds": time.perf_counter() - t0}
-    except _Stop:
-        _kill_bots_now()
-        os._exit(143)
-    finally:
-        _IN_UNIT = False
+    """Play one unit (one partie) with :func:`run_match`, then validate its log (here, in the worker,
+    so that the parent stays light).  ``valid`` is None for a valid log, else the first problem."""
+    deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
+    log = Path(job["log"])
+    config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
+                         limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]), log_path=log,
+                         sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
+                         sandbox_hide=job["sandbox_hide"])
+    t0 = time.perf_counter()
+    result = run_match(config)
+    seconds = time.perf_counter() - t0
+    why = check_unit_log(log, seats=job.get("seats"))
+    return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
+            "faults": len(result.faults), "seconds": seconds, "valid": why,
+            "sha256": file_sha256(log) if log.exists() else None}
 
 
 # ------------------------------------------------------------------ unit logs
@@ -754,8 +734,17 @@ def unit_log(out: Path, unit: Unit) -> Path:
     return out / LOGS_DIR / f"{unit.id}.jsonl"
 
 
-def check_unit_log(path: Path, unit: Unit | None = None) -> str | None:
-    """None when ``path`` is a complete, valid log (of ``unit``'s seats); otherwise why not."""
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def check_unit_log(path: Path, unit: Unit | None = None, *, seats: list[str] | None = None) -> str | None:
+    """None when ``path`` is a complete, valid log (of ``unit``'s seats); otherwise why not.
+    The full check: every deal replayed (:func:`referee.validate.validate_file`)."""
     from .validate import validate_file
 
     if not path.exists():
@@ -765,14 +754,74 @@ def check_unit_log(path: Path, unit: Unit | None = None) -> str | None:
         return "incomplete (no footer)"
     if not report.ok:
         return report.lines()[0]
-    if unit is not None:
-        from .log import read_log
-        records, _ = read_log(path)
-        header = records[0] if records else {}
-        labels = [b.get("label") for b in header.get("bots", [])]
-        if labels != list(unit.seats):
-            return f"the log seats {labels}, the plan {list(unit.seats)}"
+    want = list(unit.seats) if unit is not None else seats
+    if want is not None:
+        labels = _log_ends(path)[0]
+        if labels != list(want):
+            return f"the log seats {labels}, the plan {list(want)}"
     return None
+
+
+def check_chain(path: Path) -> str | None:
+    """The parent's check of a log's seal (issue 10's hash chain), the hook for it: None when the
+    log carries no chain or the chain holds, else the first problem (``line N: ...``).
+
+    It uses ``referee.seal.chain_problems(lines, ends_with_newline) -> [(line, problem)]`` where
+    that module exists (one SHA-256 per line: cheap enough for the parent); a log whose last line
+    carries no ``"chain"`` field is not sealed and passes."""
+    try:
+        from .seal import chain_problems  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    data = path.read_bytes()
+    ends = data.endswith(b"\n")
+    lines = data.split(b"\n")
+    if ends:
+        lines.pop()
+    if not lines or b'"chain":"' not in lines[-1]:
+        return None
+    problems = chain_problems(lines, ends)
+    return f"line {problems[0][0]}: {problems[0][1]}" if problems else None
+
+
+def quick_check_unit_log(path: Path, unit: Unit, result: dict | None = None) -> str | None:
+    """The parent's cheap check of a log its worker validated: it exists, is complete, seats the
+    plan's bots, has the content the worker hashed and the totals it reported, and its chain holds."""
+    if not path.exists():
+        return "no log"
+    labels, footer = _log_ends(path)
+    if footer is None:
+        return "incomplete (no footer)"
+    if labels != list(unit.seats):
+        return f"the log seats {labels}, the plan {list(unit.seats)}"
+    if result is not None:
+        if result.get("sha256") and file_sha256(path) != result["sha256"]:
+            return "the log changed after its worker validated it"
+        if list(footer.get("totals") or []) != list(result.get("totals") or []):
+            return f"the log's totals {footer.get('totals')} are not the worker's {result.get('totals')}"
+    return check_chain(path)
+
+
+def _log_ends(path: Path) -> tuple[list, dict | None]:
+    """The header's bot labels and the footer (None when the last line is not one), reading only the ends."""
+    with open(path, "rb") as f:
+        first = f.readline()
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 65536))
+        tail = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    try:
+        header = json.loads(first)
+    except ValueError:
+        header = {}
+    try:
+        footer = json.loads(tail)
+    except ValueError:
+        footer = None
+    if not isinstance(footer, dict) or footer.get("type") != "footer":
+        footer = None
+    bots = header.get("bots", []) if isinstance(header, dict) else []
+    return [b.get("label") for b in bots if isinstance(b, dict)], footer
 
 
 def remove_unit_files(out: Path, unit: Unit) -> None:
@@ -785,11 +834,10 @@ def remove_unit_files(out: Path, unit: Unit) -> None:
 
 
 def _log_totals(path: Path) -> tuple[list[str], list[int]] | None:
-    from .log import read_log
-    records, _ = read_log(path)
-    if not records or records[0].get("type") != "header" or records[-1].get("type") != "footer":
+    labels, footer = _log_ends(path)
+    if footer is None:
         return None
-    return [b.get("label") for b in records[0].get("bots", [])], list(records[-1].get("totals", []))
+    return labels, list(footer.get("totals", []))
 
 
 # ------------------------------------------------------------------ the output folder
@@ -815,37 +863,107 @@ class _FolderLock:
         self.f.close()
 
 
+def _write_json(path: Path, body: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def manifest(cfg: TournamentConfig) -> dict:
+    """The planned units: id, log file (relative to the output folder), table, partie, seats."""
+    return {"format": MANIFEST_FORMAT, "version": 1, "name": cfg.name,
+            "units": [{"id": u.id, "log": f"{LOGS_DIR}/{u.id}.jsonl", "table": u.table, "partie": u.partie,
+                       "seats": list(u.seats)} for u in plan_units(cfg)]}
+
+
+def read_manifest(folder: Path) -> dict | None:
+    """The manifest of a tournament folder (None when there is none); ValueError when it is unreadable."""
+    path = Path(folder) / MANIFEST_FILE
+    if not path.is_file():
+        return None
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: not a tournament manifest ({e})") from None
+    if not isinstance(body, dict) or body.get("format") != MANIFEST_FORMAT or not isinstance(body.get("units"), list):
+        raise ValueError(f"{path}: not a tournament manifest")
+    return body
+
+
+def journal(out: Path) -> dict[str, dict]:
+    """The last journal entry of each unit (``status`` done or failed)."""
+    entries: dict[str, dict] = {}
+    path = out / JOURNAL_FILE
+    if not path.exists():
+        return entries
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash
+        if isinstance(e, dict) and isinstance(e.get("id"), str):
+            entries[e["id"]] = e
+    return entries
+
+
+def _journal_add(out: Path, entry: dict) -> None:
+    entry = {**entry, "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    with open(out / JOURNAL_FILE, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
 def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
-    """Create or check ``cfg.output``: 'new' or 'resume'.  A changed configuration is refused."""
+    """Create or check ``cfg.output``: 'new' or 'resume'.  A changed configuration is refused, and so
+    is a bot whose fingerprint changed (unless ``cfg.allow_changed_bots``).  Without a seed, a new
+    tournament draws one (``secrets.token_hex(16)``) and a resumed one takes the stored one."""
     out = cfg.output
     state = out / STATE_FILE
-    canon = canonical(cfg)
     if state.exists():
         try:
             old = json.loads(state.read_text(encoding="utf-8"))
             old_cfg = old["config"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise TournamentError(f"{state}: not a tournament state file ({e}); use another output folder") from None
+        if cfg.seed is None:
+            cfg.seed = str(old_cfg.get("seed"))
+        canon = canonical(cfg)
         changes = diff_config(old_cfg, canon)
+        bot_changes = [c for c in changes if c.startswith("fingerprints.")]
+        if bot_changes and cfg.allow_changed_bots:
+            changes = [c for c in changes if not c.startswith("fingerprints.")]
         if changes:
+            hint = ("\nA bot's files changed since the tournament started; pass --allow-changed-bots to go on "
+                    "with the new version (its partie of both versions are then counted together)."
+                    if changes == bot_changes else "")
             raise TournamentError(
                 f"{out} holds a tournament with another configuration ({state}); changed:\n  " + "\n  ".join(changes)
-                + "\nRestore the configuration to finish that tournament, or choose another output folder.")
+                + "\nRestore the configuration to finish that tournament, or choose another output folder." + hint)
+        if bot_changes:  # allowed: the stored fingerprints follow, and the change is on record
+            old["config"]["fingerprints"] = canon["fingerprints"]
+            old.setdefault("bot_changes", []).append(
+                {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": bot_changes})
+            _write_json(state, old)
+        if not (out / MANIFEST_FILE).exists():
+            _write_json(out / MANIFEST_FILE, manifest(cfg))
         return "resume"
     if resume:
         raise TournamentError(f"nothing to resume: {out} holds no tournament ({STATE_FILE} is missing)")
     logs = out / LOGS_DIR
-    if logs.is_dir() and any(logs.glob("*.jsonl")):
+    if logs.is_dir() and any(logs.rglob("*.jsonl")):
         raise TournamentError(f"{out} holds logs but no {STATE_FILE}; choose an empty or new output folder")
+    if cfg.seed is None:
+        cfg.seed = secrets.token_hex(16)
+        cfg.seed_drawn = True
     out.mkdir(parents=True, exist_ok=True)
+    canon = canonical(cfg)
     units = plan_units(cfg)
     body = {"format": STATE_FORMAT, "version": 1, "config": canon,
             "config_sha256": hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest(),
+            "seed_drawn": cfg.seed_drawn,
             "source": cfg.source, "units": len(units), "deals": 12 * len(units),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    tmp = state.with_suffix(".tmp")
-    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, state)
+    _write_json(out / MANIFEST_FILE, manifest(cfg))
+    _write_json(state, body)
     return "new"
 
 
@@ -930,7 +1048,7 @@ class TournamentRun:
     units: int
     done_before: int  # units already complete when this run started
     played: int  # units completed by this run
-    failed: list[tuple[str, str]]
+    failed: list[tuple[str, str]]  # (unit id, why: what happened and the bot most likely responsible)
     interrupted: bool
     seconds: float
 
@@ -947,18 +1065,33 @@ class TournamentRun:
         return self.config.output / LOGS_DIR
 
 
-def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
-                   interval: float = 10.0, sign_key=None) -> TournamentRun:
-    """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM.
-    ``sign_key`` (an Ed25519 key: PEM path, raw bytes or key object) signs every unit's log."""
-    if sign_key is not None:
-        from .seal import signing_key_bytes
-        sign_key = signing_key_bytes(sign_key)  # plain bytes travel to the workers
-    if cfg.format == HEAD_TO_HEAD:
-        raise TournamentError("format head-to-head is a sequential test: run it with referee.duel.run_duel (marias duel)")
+def preflight(cfg: TournamentConfig) -> None:
+    """Every bot of the field exists, starts and answers hello (:mod:`referee.preflight`), or
+    :class:`ConfigError` names each one that does not (its command and stderr tail)."""
+    from .preflight import check_bots_apart
+
     problems = check_commands(cfg)
     if problems:
         raise ConfigError(problems)
+    specs = [b.spec(cfg.base_dir, seed="preflight") for b in cfg.bots]
+    problems = check_bots_apart(specs, cfg.limits)
+    if problems:
+        raise ConfigError(problems)
+
+
+def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
+                   interval: float = 10.0, check: bool = True, sign_key=None) -> TournamentRun:
+    """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM.
+
+    ``check``: first the pre-flight check of every bot (:func:`preflight`).  ``sign_key`` (an
+    Ed25519 key: PEM path, raw bytes or key object) signs every unit's log."""
+    if cfg.format == HEAD_TO_HEAD:
+        raise TournamentError("format head-to-head is a sequential test: run it with referee.duel.run_duel (marias duel)")
+    if sign_key is not None:
+        from .seal import signing_key_bytes
+        sign_key = signing_key_bytes(sign_key)  # plain bytes travel to the workers
+    if check:
+        preflight(cfg)
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -968,11 +1101,21 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
         logs.mkdir(exist_ok=True)
         units = plan_units(cfg)
         progress = Progress(len(units), 0, stream, interval)
+        if stream is not None:
+            how = "drawn at random" if cfg.seed_drawn else ("stored" if state == "resume" else "given")
+            progress.message(f"seed {cfg.seed} ({how}; kept in {out / STATE_FILE})")
+        done_log = journal(out)
         pending: list[Unit] = []
         try:
             for u in units:
                 path = unit_log(out, u)
-                why = check_unit_log(path, u) if path.exists() else "no log"
+                entry = done_log.get(u.id)
+                if not path.exists():
+                    why = "no log"
+                elif entry and entry.get("status") == "done" and entry.get("sha256"):
+                    why = quick_check_unit_log(path, u, entry)  # validated by its worker when played
+                else:
+                    why = check_unit_log(path, u)  # not on record: the full check
                 if why is None:
                     progress.done += 1
                     t = _log_totals(path)
@@ -983,6 +1126,8 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
                         if path.exists():
                             progress.message(f"{u.id}: {why}; playing it again")
                         remove_unit_files(out, u)
+                    elif entry and entry.get("status") == "failed":
+                        progress.message(f"{u.id}: failed last time ({entry.get('why')}); playing it again")
                     pending.append(u)
         except KeyboardInterrupt:  # stopped while checking the logs: nothing was started
             return TournamentRun(cfg, state, len(units), progress.done, 0, [], True, time.perf_counter() - t0)
@@ -1003,11 +1148,11 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
 def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
                 on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None
                 ) -> tuple[int, list[tuple[str, str]], bool]:
+    """Play ``pending`` in a :class:`referee.pool.Pool`: each unit in its own worker under a watchdog,
+    a failed unit tried once more, the others going on whatever one unit's bots do."""
     if not pending:
         return 0, [], False
-    import multiprocessing
-
-    workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
+    out = cfg.output
     by_id = {u.id: u for u in pending}
     played = 0
     failed: list[tuple[str, str]] = []
@@ -1017,68 +1162,59 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
     def on_term(signum, frame):
         raise KeyboardInterrupt
 
+    def fail(unit: Unit, why: str, culprit: str | None, attempts: int) -> None:
+        remove_unit_files(out, unit)
+        failed.append((unit.id, why))
+        _journal_add(out, {"id": unit.id, "status": "failed", "why": why, "culprit": culprit, "attempts": attempts})
+        progress.message(f"{unit.id}: failed: {why}")
+
+    def on_outcome(o: Outcome) -> None:
+        nonlocal played
+        unit = by_id[o.key]
+        if not o.ok:
+            fail(unit, o.describe(), o.culprit, o.attempts)
+            return
+        res = o.result
+        path = unit_log(out, unit)
+        if res.get("valid") is not None:  # the worker's full validation failed: a referee bug, kept for study
+            kept = out / INVALID_DIR / f"{path.name}.invalid"
+            if path.exists():
+                kept.parent.mkdir(exist_ok=True)
+                os.replace(path, kept)
+            fail(unit, f"its log does not validate ({res['valid']}); kept as {kept}", None, o.attempts)
+            return
+        why = quick_check_unit_log(path, unit, res)
+        if why is not None:
+            fail(unit, f"its log does not check ({why})", None, o.attempts)
+            return
+        _journal_add(out, {"id": unit.id, "status": "done", "sha256": res["sha256"], "totals": res["totals"],
+                           "names": res["names"], "attempts": o.attempts})
+        played += 1
+        progress.done += 1
+        progress.add(res["names"], res["totals"])
+        if on_unit is not None:
+            on_unit(unit.id)
+
+    def on_retry(o: Outcome) -> None:
+        remove_unit_files(out, by_id[o.key])
+        progress.message(f"{o.key}: {o.describe()}; trying it once more")
+
+    tasks = []
+    for u in pending:
+        job = unit_job(cfg, u, logs, sign_key)
+        tasks.append(Task(u.id, job, unit_wall_seconds(cfg, u), u.seats, tuple(tuple(s.argv) for s in job["specs"])))
+    workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
+    pool = Pool(play_unit, workers, retries=1, close_fds=close_fds)
     signal.signal(signal.SIGTERM, on_term)
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                             initializer=_worker_init, initargs=(os.getpid(), close_fds))
     try:
-        futures = {ex.submit(play_unit, unit_job(cfg, u, logs, sign_key)): u.id for u in pending}
-        waiting = set(futures)
         progress.show(force=True)
-        while waiting:
-            done, waiting = wait(waiting, timeout=0.5, return_when=FIRST_COMPLETED)
-            for f in done:
-                uid = futures[f]
-                unit = by_id[uid]
-                try:
-                    res = f.result()
-                except Exception as e:  # the unit's worker failed: the unit stays unplayed
-                    failed.append((uid, f"{type(e).__name__}: {e}"))
-                    progress.message(f"{uid}: failed: {type(e).__name__}: {e}")
-                    continue
-                why = check_unit_log(unit_log(cfg.output, unit), unit)
-                if why is not None:
-                    bad = unit_log(cfg.output, unit)
-                    kept = cfg.output / INVALID_DIR / f"{bad.name}.invalid"
-                    if bad.exists():
-                        kept.parent.mkdir(exist_ok=True)
-                        os.replace(bad, kept)
-                    failed.append((uid, why))
-                    progress.message(f"{uid}: its log does not validate ({why}); kept as {kept}")
-                    continue
-                played += 1
-                progress.done += 1
-                progress.add(res["names"], res["totals"])
-                if on_unit is not None:
-                    on_unit(uid)
-            progress.show()
-        ex.shutdown(wait=True)
+        pool.run(tasks, on_outcome, on_retry, on_tick=progress.show)
     except KeyboardInterrupt:
         interrupted = True
         progress.message("stopping: the partie in progress are abandoned (run the same command again to finish)")
-        _stop_pool(ex)
     finally:
         signal.signal(signal.SIGTERM, old_term)
     return played, failed, interrupted
-
-
-def _stop_pool(ex: ProcessPoolExecutor) -> None:
-    """Stop at once: queued units cancelled, running ones told to stop (each worker closes its bots)."""
-    procs = list((getattr(ex, "_processes", None) or {}).values())
-    for p in procs:
-        try:
-            p.terminate()
-        except (OSError, ValueError):
-            pass
-    ex.shutdown(wait=False, cancel_futures=True)
-    deadline = time.monotonic() + 10
-    for p in procs:
-        try:
-            p.join(max(0.0, deadline - time.monotonic()))
-            if p.is_alive():
-                p.kill()
-                p.join(1)
-        except (OSError, ValueError, AssertionError):
-            pass
 
 
 # ------------------------------------------------------------------ benchmark

@@ -307,3 +307,96 @@ def test_table_command(logs):
     assert r.output.strip() == expected.strip()
     r = runner.invoke(app, ["table", str(logs), "--table", "series"])
     assert r.exit_code != 0 and "--series" in r.output
+
+
+# ------------------------------------------------------------------ R12.3 forfeits (a log written by hand)
+
+def forfeit_log(path):
+    """A faults at deals 2, 4 and 6 (timeouts before a contract: A pays 10 to each, R12.2) and, with
+    max_faults 3, forfeits deals 7-12 (R12.3: six more such payments, -120 / +60 / +60)."""
+    deals = [
+        deal((-2, 4, -2), actor=1, contract="hra", comps=[comp("hra", "actor", True, 2, 1)]),  # B's hra won
+        deal((-20, 10, 10), faults=[(0, "timeout")]),
+        deal((10, 10, -20), actor=2, comps=[comp("betl", "actor", False, 10, 1)]),  # C's betl lost
+        deal((-20, 10, 10), faults=[(0, "timeout")]),
+        deal((4, -2, -2), actor=0, contract="hra", comps=[comp("hra", "actor", True, 2, 1)]),  # A's hra won
+        deal((-20, 10, 10), faults=[(0, "timeout")]),
+    ]
+    for i, d in enumerate(deals, 1):
+        d.update(partie=1, deal=i, deck=list(DECK))
+    forfeit = {"type": "forfeit", "partie": 1, "seat": 0, "from_deal": 7, "deals": 6, "payments": [-120, 60, 60],
+               "rule": "R12.3"}
+    totals = [-168, 102, 66]  # worked by hand: A -2-20+10-20+4-20-120, B 4+10+10+10-2+10+60, C the rest
+    records = [
+        {"type": "header", "format": "marias-log", "seed": "hand", "bots": [
+            {"seat": s, "label": n, "command": "builtin:test", "name": n, "version": "1", "fingerprint": f"{s}" * 64}
+            for s, n in enumerate("ABC")]},
+        {"type": "partie_start", "partie": 1},
+        *deals[:6], forfeit,
+        {"type": "partie_end", "partie": 1, "totals": totals, "places": [3, 1, 2]},
+        {"type": "footer", "totals": totals},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_forfeit_is_shown_and_counted(tmp_path):
+    parties, skipped = S.load([forfeit_log(tmp_path / "f.jsonl")], validate=False)
+    assert skipped == [] and len(parties) == 1 and len(parties[0].forfeits) == 1
+    t = S.compute(parties)
+    assert {n: b.groše for n, b in t.bots.items()} == {"A": -168, "B": 102, "C": 66}
+    assert [r["bot"] for r in S.standings_rows(t)] == ["B", "C", "A"]
+    # flows by hand: A->B 2 (deal 1), 10+10+10 (faults), 60 (forfeit), B->A 2 (deal 5): net -90
+    assert t.cross["A"] == {"B": -90, "C": -78} and t.cross["B"] == {"A": 90, "C": 12}
+    for row in S.cross_rows(t):
+        assert row["total"] == t.bots[row["bot"]].groše
+    play = {r["bot"]: r for r in S.play_rows(t)}
+    assert play["A"]["deals"] == 6 and play["A"]["faults"] == "timeout 3"
+    assert (play["A"]["forfeits"], play["A"]["forfeited"]) == (1, "from deal 7")
+    assert (play["B"]["forfeits"], play["B"]["forfeited"]) == (0, "-")
+    split = {r["bot"]: r for r in S.play_rows(t, split=True)}["A"]
+    assert split["forfeits"] == 1 and split["faults timeout"] == 3
+    text = S.render(S.build(t, which=["play"]), "text")
+    assert "from deal 7" in text
+    assert S.forfeit_text([7, 10]) == "from deals 7, 10"
+    rows = {r["bot"]: r for r in S.standings_rows(t)}
+    assert rows["A"]["fingerprint"] == "0" * 12
+
+
+# ------------------------------------------------------------------ a tournament folder: only its manifest's units
+
+def test_tables_of_a_tournament_count_only_its_manifest(logs, tmp_path):
+    from referee import tournament as T
+
+    good = sorted(logs.glob("*.jsonl"))
+    out = tmp_path / "t"
+    (out / "logs" / ".hidden").mkdir(parents=True)
+    units = [{"id": f"u{i}", "log": f"logs/u{i}.jsonl", "table": 1, "partie": 1, "seats": []} for i in range(3)]
+    (out / T.MANIFEST_FILE).write_text(json.dumps({"format": T.MANIFEST_FORMAT, "version": 1, "units": units}))
+    for i in range(2):  # u2 not played yet
+        (out / "logs" / f"u{i}.jsonl").write_text(good[i].read_text())
+    (out / "logs" / ".hidden" / "stray.jsonl").write_text(good[2].read_text())  # a valid log, but no unit
+    (out / "logs" / "extra.jsonl").write_text(good[2].read_text())
+    for where in (out, out / "logs"):
+        parties, skipped = S.load([where])
+        assert len(parties) == 2, skipped
+        assert sorted(s.split(": ")[0].rsplit("/", 1)[-1] for s in skipped if "not a unit" in s) == \
+            ["extra.jsonl", "stray.jsonl"]
+        assert any("1 of the 3 units in its manifest have no log" in s for s in skipped)
+    # without a manifest every log counts (a folder of match logs)
+    (out / T.MANIFEST_FILE).unlink()
+    assert len(S.load([out])[0]) == 4
+
+
+def test_match_seat_rows_show_forfeits():
+    from types import SimpleNamespace
+
+    from referee.tables import seat_rows
+
+    seat = lambda **kw: SimpleNamespace(decisions=2, total_ms=3.0, max_ms=2.0, faults={}, **kw)
+    result = SimpleNamespace(names=["a", "b", "c"], totals=[-130, 65, 65], stats=[
+        seat(forfeited=[{"partie": 1, "from_deal": 7}, {"partie": 3, "from_deal": 12}]), seat(forfeited=[]),
+        seat(replaced_in=[2])])
+    rows = seat_rows(result)
+    assert [r["forfeited (R12.3)"] for r in rows] == ["partie 1 from deal 7, partie 3 from deal 12", "-",
+                                                      "partie 2 (replaced by the robot)"]

@@ -143,7 +143,7 @@ def test_deal_book(tmp_path):
     decks = [" ".join(str(c) for c in shuffled_deck(f"book:{i}")) for i in range(3)]
     (tmp_path / "book.txt").write_text("# three decks\n" + "\n".join(decks) + "\n")
     bots = "\n".join(f"  - {{name: {n}, command: random}}" for n in "abcd")
-    cfg = T.load_config(write(tmp_path, f"partie: 3\ndecks:\n  book: book.txt\n  scope: tournament\nbots:\n{bots}\n"))
+    cfg = T.load_config(write(tmp_path, f"seed: 1\npartie: 3\ndecks:\n  book: book.txt\n  scope: tournament\nbots:\n{bots}\n"))
     assert len(cfg.decks) == 3 and T.deck_slots(cfg) == 3
     units = T.plan_units(cfg)
     assert {u.deck_slot for u in units if u.partie == 2} == {1}  # every table plays line 2 in its partie 2
@@ -184,6 +184,7 @@ def test_missing_program_is_reported_with_its_line(tmp_path):
 # ------------------------------------------------------------------ planning
 
 def names_cfg(n: int, **options) -> T.TournamentConfig:
+    options.setdefault("seed", "1")
     return T.config_from_options([f"b{i}=random" for i in range(1, n + 1)], **options)
 
 
@@ -238,7 +239,8 @@ def test_diff_config_added_and_removed():
     b = T.canonical(names_cfg(4))
     assert T.diff_config(a, b) == ['bots[3].command: added ("random")', "bots[3].cwd: added (null)",
                                    "bots[3].env: added ({})", "bots[3].move_ms: added (null)", 'bots[3].name: added ("b4")',
-                                   "bots[3].startup_ms: added (null)"]
+                                   "bots[3].startup_ms: added (null)",
+                                   f'fingerprints.b4: added ("{b["fingerprints"]["b1"]}")']  # one program: one fingerprint
 
 
 # ------------------------------------------------------------------ whole tournaments (processes)
@@ -289,6 +291,23 @@ def wait_no_processes(marker: str, timeout: float = 20.0) -> list[str]:
     return processes_with(marker)
 
 
+def bot_markers(seed: str) -> list[str]:
+    """What the command lines of tournament_args' bots hold: their --seed, a hash of the tournament
+    seed (the workers' command lines hold the seed itself)."""
+    cfg = T.config_from_options(["r1=random", "r2=random", "r3=random"], seed=seed)
+    return [T.unit_seed(cfg, u, n) for u in T.plan_units(cfg) for n in u.seats]
+
+
+def wait_no_bots(seed: str, timeout: float = 20.0) -> list[str]:
+    deadline = time.monotonic() + timeout
+    markers = [seed, *bot_markers(seed)]
+    while True:
+        left = [p for m in markers for p in processes_with(m)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
 def wait_for_logs(proc, out: Path, n: int, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while len(complete_logs(out)) < n:
@@ -316,7 +335,7 @@ def test_kill_9_resume_gives_the_uninterrupted_totals(tmp_path):
     wait_for_logs(proc, out, 2)
     proc.kill()  # kill -9: no clean-up at all in the tournament process
     proc.wait()
-    assert wait_no_processes(seed) == [], "a worker or bot outlived the killed tournament"
+    assert wait_no_bots(seed) == [], "a worker or bot outlived the killed tournament"
     done = complete_logs(out)
     assert 2 <= len(done) < 6
     # damage two finished partie: one log cut short (as by a crash while writing), one deleted
@@ -358,9 +377,191 @@ def test_ctrl_c_stops_cleanly(tmp_path):
     assert proc.returncode == 130, stderr
     assert "stopped:" in stderr and "run the same command" in stderr
     assert stdout == ""
-    assert wait_no_processes(seed) == []
+    assert wait_no_bots(seed) == []
     finished = complete_logs(out)
     logs = sorted((out / "logs").glob("*.jsonl"))
     assert logs == finished  # partial logs are not left to be counted
     leftovers = {p.name.split(".")[0] for p in (out / "logs").iterdir()}
     assert leftovers == {p.name.split(".")[0] for p in finished}  # nor their bots' stderr files
+
+
+# ------------------------------------------------------------------ the pool survives its jobs
+
+def _job(kind):
+    if kind == "ok":
+        return 42
+    if kind == "raise":
+        raise RuntimeError("broken on purpose")
+    if kind == "exit":
+        os._exit(3)
+    if kind == "sleep":
+        time.sleep(600)
+    if kind == "request-then-die":  # as if the bot at seat 1 killed its worker while on move
+        r, w = os.pipe()
+        os.write(w, b'{"type":"event"}\n{"type":"request","id":3,"view":{"seat":1,"hand":[]}}\n')
+        os.kill(os.getpid(), signal.SIGKILL)
+    if kind == "writev-then-die":  # the same, written with writev: seat 2
+        r, w = os.pipe()
+        os.writev(w, [b'{"type":"event"}\n', b'{"type":"request","id":4,"view":{"seat":2}}\n'])
+        os.kill(os.getpid(), signal.SIGKILL)
+    if kind == "stop":
+        os.kill(os.getpid(), signal.SIGSTOP)
+        time.sleep(600)
+    raise AssertionError(kind)
+
+
+def test_pool_outcomes_and_one_retry():
+    from referee.pool import Pool, Task
+
+    kinds = ["ok", "raise", "exit", "sleep", "request-then-die", "stop", "ok", "writev-then-die"]
+    tasks = [Task(f"{i}-{k}", k, wall_s=600 if k != "sleep" else 0.5, seats=("x", "y", "z")) for i, k in enumerate(kinds)]
+    outcomes, retried = {}, []
+    Pool(_job, 3).run(tasks, lambda o: outcomes.__setitem__(o.key, o), retried.append)
+    assert set(outcomes) == {t.key for t in tasks}
+    assert not [o for o in retried if o.key.endswith("-ok")], retried
+    got = {k: (o.status, o.attempts, o.culprit) for k, o in outcomes.items()}
+    assert got["0-ok"] == ("ok", 1, None) and outcomes["0-ok"].result == 42 and got["6-ok"] == ("ok", 1, None)
+    assert got["1-raise"] == ("error", 2, None) and "RuntimeError: broken on purpose" in outcomes["1-raise"].why
+    assert got["2-exit"] == ("died", 2, None) and "exit status 3" in outcomes["2-exit"].why
+    assert got["3-sleep"] == ("timeout", 2, None)
+    assert got["4-request-then-die"] == ("died", 2, "y (seat 1, on move)")
+    assert "SIGKILL" in outcomes["4-request-then-die"].why
+    assert got["5-stop"] == ("stopped", 2, None)
+    assert got["7-writev-then-die"] == ("died", 2, "z (seat 2, on move)")
+    assert sorted(o.key for o in retried) == sorted(k for k in got if not k.endswith("-ok"))  # each failure once more
+
+
+HOSTILE = REPO / "tests" / "fault_bots" / "hostile_worker.py"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+@pytest.mark.parametrize("mode, status", [("kill", "died"), ("walk", "died"), ("stop", "stopped")])
+def test_a_bot_that_breaks_its_worker_costs_one_unit(tmp_path, mode, status):
+    """Run with the sandbox off: the hostile bot must see its worker to attack it."""
+    marker = f"hw-{mode}-{uuid.uuid4().hex[:8]}"
+    out = tmp_path / "t"
+    args = ["tournament", "-b", "a=random", "-b", "b=random", "-b", f"h={sys.executable} {HOSTILE} {mode} 0 {marker}",
+            "--arrangements", "rotations", "--seed", "hw", "--out", str(out), "--concurrency", "2", "--sandbox", "none"]
+    r = marias(*args)
+    assert r.returncode == 1, r.stderr
+    # the table (a, b, h) in rotation (2, 0, 1) is the one unit with h at seat 0, where it attacks
+    bad = "t01-p01-s201"
+    failed = [line for line in r.stderr.splitlines() if line.startswith("failed: ")]
+    assert len(failed) == 1 and failed[0].startswith(f"failed: {bad}: {status}:"), r.stderr
+    assert "most likely responsible: h (seat 0, on move)" in failed[0] and "(attempt 2)" in failed[0]
+    assert f"{bad}: {status}:" in r.stderr and "trying it once more" in r.stderr
+    assert wait_no_processes(marker) == [], "a bot of the broken unit outlived it"
+    # the other two units are intact and are all the tables count
+    assert [p.name for p in complete_logs(out)] == ["t01-p01-s012.jsonl", "t01-p01-s120.jsonl"]
+    assert marias("validate", str(out / "logs")).returncode == 0
+    tbl = marias("table", str(out), "--format", "json")
+    table = json.loads(tbl.stdout)
+    assert {row["bot"]: row["partie"] for row in table["standings"]} == {"a": 2, "b": 2, "h": 2}
+    assert tbl.stderr.splitlines() == [f"note: {out}: 1 of the 3 units in its manifest have no log (not played yet)"]
+    entries = [json.loads(line) for line in (out / T.JOURNAL_FILE).read_text().splitlines()]
+    assert [(e["id"], e["status"], e["culprit"]) for e in entries if e["status"] == "failed"] == \
+        [(bad, "failed", "h (seat 0, on move)")]
+    # a resume retries the failed unit (and only it)
+    again = marias(*args)
+    assert again.returncode == 1
+    assert f"{bad}: failed last time" in again.stderr and "1 partie failed" in again.stderr
+    assert wait_no_processes(marker) == []
+
+
+# ------------------------------------------------------------------ secret seed, validation in the worker
+
+def test_without_a_seed_a_secret_one_is_drawn_printed_and_kept(tmp_path):
+    import re
+
+    out = tmp_path / "t"
+    args = ["tournament", "-b", "r1=random", "-b", "r2=random", "-b", "r3=random", "--arrangements", "fixed",
+            "--out", str(out)]
+    first = marias(*args)
+    assert first.returncode == 0, first.stderr
+    m = re.search(r"^seed ([0-9a-f]{32}) \(drawn at random; kept in ", first.stderr, re.M)
+    assert m, first.stderr
+    seed = m.group(1)
+    state = json.loads((out / T.STATE_FILE).read_text())
+    assert state["config"]["seed"] == seed and state["seed_drawn"] is True
+    log = next((out / "logs").glob("*.jsonl"))
+    before = log.read_text().splitlines()
+    assert json.loads(before[-1])["seed"].startswith(seed)  # revealed in the footer (LOGS.md, Seeds)
+    assert seed not in before[0]  # the header holds only the commitment
+    assert all(seed not in json.dumps(b["command"]) for b in json.loads(before[0])["bots"])
+    log.unlink()
+    again = marias(*args)  # no seed given: the stored one, so the same partie again
+    assert again.returncode == 0, again.stderr
+    assert f"seed {seed} (stored;" in again.stderr
+    after = log.read_text().splitlines()
+    assert [json.loads(x).get("deck") for x in after[1:-1]] == [json.loads(x).get("deck") for x in before[1:-1]]
+    assert json.loads(after[-1])["totals"] == json.loads(before[-1])["totals"]
+    other = T.config_from_options(["r1=random", "r2=random", "r3=random"], output=str(tmp_path / "u"))
+    T.prepare_output(other)
+    assert other.seed != seed and re.fullmatch(r"[0-9a-f]{32}", other.seed)
+    assert all(other.seed not in T.unit_seed(other, u, "r1") for u in T.plan_units(other))
+
+
+def test_the_worker_validates_and_the_parent_checks_cheaply(tmp_path):
+    cfg = names_cfg(3, arrangements="fixed", output=str(tmp_path / "t"), move_ms=1000)
+    T.prepare_output(cfg)
+    (unit,) = T.plan_units(cfg)
+    (tmp_path / "t" / "logs").mkdir()
+    res = T.play_unit(T.unit_job(cfg, unit, tmp_path / "t" / "logs"))
+    path = T.unit_log(cfg.output, unit)
+    assert res["valid"] is None and res["sha256"] == T.file_sha256(path) and sum(res["totals"]) == 0
+    assert T.quick_check_unit_log(path, unit, res) is None
+    lines = path.read_text().splitlines(keepends=True)
+    deal = json.loads(lines[2])
+    deal["result"]["payments"] = [p * 2 for p in deal["result"]["payments"]]
+    path.write_text("".join(lines[:2]) + json.dumps(deal) + "\n" + "".join(lines[3:]))
+    assert T.quick_check_unit_log(path, unit, res) == "the log changed after its worker validated it"
+    assert T.check_unit_log(path, unit) is not None  # the full check finds what was changed
+    path.write_text("".join(lines[:-1]))
+    assert T.quick_check_unit_log(path, unit, res) == "incomplete (no footer)"
+    assert T.unit_wall_seconds(cfg, unit) == (3 * 4 * 10_000 + 12 * T.MAX_DECISIONS_PER_DEAL * 1000) / 1000 + T.UNIT_MARGIN_S
+
+
+def test_the_seal_hook_passes_the_log_lines_to_the_chain_check(tmp_path, monkeypatch):
+    import types
+
+    seen = []
+
+    def chain_problems(lines, ends_with_newline=True):
+        seen.append((list(lines), ends_with_newline))
+        return [(n, "broken") for n, line in enumerate(lines, 1) if b"bad" in line]
+
+    monkeypatch.setitem(sys.modules, "referee.seal", types.SimpleNamespace(chain_problems=chain_problems))
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"type":"header"}\n{"type":"footer"}\n')
+    assert T.check_chain(plain) is None and seen == []  # not sealed: nothing to check
+    sealed = tmp_path / "sealed.jsonl"
+    sealed.write_text('{"type":"header","chain":"a"}\n{"type":"bad","chain":"b"}\n{"type":"footer","chain":"c"}\n')
+    assert T.check_chain(sealed) == "line 2: broken"
+    assert seen == [([b'{"type":"header","chain":"a"}', b'{"type":"bad","chain":"b"}',
+                      b'{"type":"footer","chain":"c"}'], True)]
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="process checks read /proc")
+def test_a_bot_that_kills_its_worker_while_starting_is_named(tmp_path):
+    marker = f"hw-hello-{uuid.uuid4().hex[:8]}"
+    h = f"h={sys.executable} {HOSTILE} hello 0 {marker} {tmp_path / 'starts'}"
+    # the sandbox off: in its own pid namespace the bot could not even see its worker
+    base = ["-b", "a=random", "-b", "b=random", "-b", h, "--arrangements", "fixed", "--seed", "hw", "--concurrency", "1",
+            "--sandbox", "none"]
+    # the pre-flight check passes (its first start is honest); both attempts at the unit fail at h's hello
+    r = marias("tournament", *base, "--out", str(tmp_path / "t"))
+    assert r.returncode == 1, r.stderr
+    failed = [line for line in r.stderr.splitlines() if line.startswith("failed: ")]
+    assert len(failed) == 1 and failed[0].startswith("failed: t01-p01-s012: died: its worker died (killed by SIGKILL)")
+    assert "most likely responsible: h (seat 2, starting)" in failed[0]
+    assert wait_no_processes(marker) == []
+    # killing its parent in the pre-flight check ends only the check's worker, and names it
+    always = h + " always"
+    r = marias("tournament", *base[:4], "-b", always, *base[6:], "--out", str(tmp_path / "u"))
+    assert r.returncode == 2
+    assert "error: bot h (seat 2, starting): the pre-flight check died: its worker died (killed by SIGKILL)" in r.stderr
+    assert not (tmp_path / "u" / "logs").exists()
+    m = subprocess.run([sys.executable, "-m", "referee.cli", "match", "-b", "random", "-b", always, "-b", "robot"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert m.returncode == 2 and "error: bot h (seat 1, starting): the pre-flight check died" in m.stderr
+    assert wait_no_processes(marker) == []

@@ -1,0 +1,243 @@
+"""A bot's identity: its name plus a fingerprint of what it runs (issue 10).
+
+The tables credit a bot by its identity, and a resumed tournament refuses a bot
+whose fingerprint changed, so the fingerprint must follow the bot's *code*, not
+the interpreter that runs it nor the folder it lies in:
+
+    fingerprint = SHA-256 of a listing, one line per thing the command runs:
+      ``exe <sha256 of the program file>``
+      ``arg <i> file <sha256>``             an argument that names a file
+      ``arg <i> dir <relpath> <sha256>``    every file of a folder an argument (or a class
+                                            path element) names, sorted by relative path
+      ``builtin <name>`` and ``pkg <package> <relpath> <sha256>`` for a built-in bot (the
+                                            installed ``bots`` and ``protocol`` packages)
+
+Only contents and relative paths inside a named folder enter the hash, so the
+same bot copied elsewhere keeps its fingerprint.  Folders skip ``__pycache__``
+and names starting with ``.`` (caches and version-control data change without
+the bot changing).  Arguments that follow ``-c``/``-e``/``-m`` (code or a module
+name) and options (``-x``, ``--x=...``) are not files.
+
+:func:`named_paths` is also the pre-flight check's list of what must exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+#: A bot name: in tournament files, ``--bot NAME=COMMAND`` and the tables.
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}\Z")
+#: Arguments with these endings name a file that must exist (a script, an archive, a module).
+FILE_ENDINGS = (".py", ".pyz", ".js", ".mjs", ".cjs", ".ts", ".jar", ".class", ".rb", ".pl", ".php", ".lua",
+                ".sh", ".exe", ".wasm", ".R", ".jl", ".dll")
+#: The argument after one of these is code or a module name, never a file.
+CODE_FLAGS = ("-c", "-e", "-m", "--eval", "-p", "--print", "-r", "--require")
+#: The argument after one of these is a class path (elements separated by os.pathsep).
+CLASSPATH_FLAGS = ("-cp", "-classpath", "--class-path")
+#: What a fingerprint may read, at most (a bot whose command names a huge folder is refused).
+MAX_FILES = 20_000
+MAX_BYTES = 2 << 30
+SHORT = 12  # hex digits shown in tables
+
+
+class IdentityError(ValueError):
+    """The fingerprint cannot be computed (a named folder is too large, a file unreadable)."""
+
+
+@dataclass(frozen=True)
+class Named:
+    """A path the command names: ``role`` is ``exe``, ``arg <i>`` or ``classpath <i>``."""
+
+    role: str
+    given: str  # as written in the command
+    path: Path  # resolved against the bot's working folder
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+
+def _looks_like_path(arg: str) -> bool:
+    if arg.startswith("-") or "://" in arg:
+        return False
+    return arg.startswith(("./", "../", "/", "~/")) or arg.endswith(FILE_ENDINGS) or (os.sep in arg and "=" not in arg)
+
+
+def resolve_program(prog: str, cwd: str | None) -> Path | None:
+    """The program file ``prog`` runs from ``cwd``: a path (relative to cwd) or a name on PATH."""
+    if os.sep in prog or (os.altsep and os.altsep in prog):
+        p = Path(os.path.expanduser(prog))
+        return p if p.is_absolute() else Path(cwd or ".") / p
+    found = shutil.which(prog)
+    return Path(found) if found else None
+
+
+def named_paths(argv: list[str], cwd: str | None = None) -> list[Named]:
+    """Everything the command line names as a file or folder: the program, arguments that look like
+    paths (``./x``, ``a/b``, ``bot.py``: whether they exist or not), other arguments that name an
+    existing file or folder, class path elements."""
+    if not argv:
+        return []
+    base = Path(cwd or ".")
+    out: list[Named] = []
+    prog = resolve_program(argv[0], cwd)
+    out.append(Named("exe", argv[0], prog if prog is not None else base / argv[0]))
+    skip_next = False
+    classpath_next = False
+    for i, arg in enumerate(argv[1:], 1):
+        if skip_next:
+            skip_next = False
+            continue
+        if classpath_next:
+            classpath_next = False
+            for j, part in enumerate(p for p in arg.split(os.pathsep) if p):
+                part = part[:-2] if part.endswith(os.sep + "*") else part  # java's "lib/*"
+                out.append(Named(f"classpath {i}.{j}", part, base / os.path.expanduser(part)))
+            continue
+        if arg in CODE_FLAGS:
+            skip_next = True
+            continue
+        if arg in CLASSPATH_FLAGS:
+            classpath_next = True
+            continue
+        if _looks_like_path(arg) or (not arg.startswith("-") and arg and (base / arg).exists()):
+            out.append(Named(f"arg {i}", arg, base / os.path.expanduser(arg)))
+    return out
+
+
+def missing_paths(argv: list[str], cwd: str | None = None) -> list[str]:
+    """Problems: the program, or a file the command names, that does not exist (with a hint when
+    it is part of a path with spaces left unquoted).  A named file is required when it looks like
+    code (``bot.py``, ``x.jar``: :data:`FILE_ENDINGS`) or its folder is missing too; other missing
+    paths in an existing folder may be files the bot writes (``--log out/bot.log``)."""
+    base = Path(cwd or ".")
+    problems = []
+    for n in named_paths(argv, cwd):
+        if n.exists:
+            continue
+        if n.role != "exe" and not n.given.endswith(FILE_ENDINGS) and n.path.parent.is_dir():
+            continue
+        what = "program" if n.role == "exe" else "file"
+        where = "" if os.path.isabs(n.given) else (f" (from {cwd})" if cwd else " (from the current folder)")
+        if n.role == "exe" and os.sep not in n.given:
+            where = " on PATH"
+        problems.append(f"{what} {n.given!r} not found{where}{_spaces_hint(argv, n.given, base)}")
+    return problems
+
+
+def _spaces_hint(argv: list[str], given: str, base: Path) -> str:
+    """'; a path with spaces must be quoted: ...' when ``given`` and its neighbours, joined by
+    spaces, name a file that exists."""
+    if given not in argv:
+        return ""
+    i = argv.index(given)
+    for j in range(max(0, i - 3), i + 1):
+        for k in range(i + 1, min(len(argv), i + 4) + 1):
+            if k - j >= 2:
+                joined = " ".join(argv[j:k])
+                if (base / os.path.expanduser(joined)).exists():
+                    return f"; a path with spaces must be quoted: {joined!r}"
+    return ""
+
+
+# ------------------------------------------------------------------ hashing
+
+_CACHE: dict[tuple, str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's content (cached by path, size and modification time)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    h = _CACHE.get(key)
+    if h is None:
+        d = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                d.update(chunk)
+        h = _CACHE[key] = d.hexdigest()
+    return h
+
+
+def _folder_files(root: Path) -> list[Path]:
+    files = []
+    size = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(filenames):
+            if name.startswith(".") or name.endswith(".pyc"):
+                continue
+            p = Path(dirpath) / name
+            if not p.is_file():
+                continue
+            files.append(p)
+            size += p.stat().st_size
+            if len(files) > MAX_FILES or size > MAX_BYTES:
+                raise IdentityError(f"{root}: too large to fingerprint (more than {MAX_FILES} files or "
+                                    f"{MAX_BYTES >> 20} MB); name the bot's own files instead of this folder")
+    return files
+
+
+def _entry_lines(role: str, path: Path) -> list[str]:
+    if path.is_dir():
+        return [f"{role} dir {p.relative_to(path).as_posix()} {file_sha256(p)}" for p in _folder_files(path)]
+    return [f"{role} file {file_sha256(path)}"]
+
+
+def _package_lines(package: str) -> list[str]:
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return [f"pkg {package} missing"]
+    root = Path(list(spec.submodule_search_locations)[0])
+    return [f"pkg {package} {p.relative_to(root).as_posix()} {file_sha256(p)}"
+            for p in _folder_files(root) if p.suffix == ".py"]
+
+
+def listing(argv: list[str], cwd: str | None = None, builtin: str | None = None) -> list[str]:
+    """The lines the fingerprint hashes (see the module docstring); useful to see why two differ."""
+    try:
+        if builtin is not None:
+            lines = [f"builtin {builtin}", f"exe {file_sha256(Path(sys.executable))}"]
+            for pkg in ("bots", "protocol"):
+                lines += _package_lines(pkg)
+            return lines
+        lines = []
+        for n in named_paths(argv, cwd):
+            if not n.exists:
+                lines.append(f"{n.role} missing")
+            elif n.role == "exe":
+                lines.append(f"exe {file_sha256(n.path)}")
+            else:
+                lines += _entry_lines(n.role.split(".")[0] if n.role.startswith("classpath") else n.role, n.path)
+        return lines
+    except OSError as e:
+        raise IdentityError(f"cannot read {e.filename or 'a file'} to fingerprint the bot: {e.strerror or e}") from None
+
+
+def fingerprint(argv: list[str], cwd: str | None = None, builtin: str | None = None) -> str:
+    """The SHA-256 (hex) of :func:`listing`."""
+    return hashlib.sha256("\n".join(listing(argv, cwd, builtin)).encode() + b"\n").hexdigest()
+
+
+def short(fp: str | None) -> str:
+    return fp[:SHORT] if fp else "-"
+
+
+def default_label(argv: list[str], builtin: str | None = None, value: str | None = None) -> str:
+    """A name for a bot given without NAME=: a built-in's name (``random:5`` -> ``random-5``), else
+    the stem of the first file its command names (``node examples/js/bot.js`` -> ``bot``), else the program's."""
+    if builtin is not None:
+        return (value or builtin).replace(":", "-")
+    names = named_paths(argv)
+    pick = next((n for n in names if n.role != "exe" and n.given), None) or (names[0] if names else None)
+    stem = Path(pick.given).stem if pick else "bot"
+    clean = re.sub(r"[^A-Za-z0-9_.+-]", "_", stem)[:40].lstrip("_.+-") or "bot"
+    return clean

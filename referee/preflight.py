@@ -1,0 +1,265 @@
+"""The pre-flight check: before the first deal, every bot must exist, start and answer hello.
+
+A bot whose program is missing would otherwise "play" a whole match of faults
+(and, before R12.3's forfeit, be credited with the robot's groše).  So
+``marias match`` and ``marias tournament`` first check each bot:
+
+1. the program and every file its arguments name exist (:func:`referee.identity.missing_paths`;
+   a missing working folder too);
+2. it starts and answers ``hello`` (protocol/PROTOCOL.md) within its start-up limit.
+
+Each problem names the bot, its command and the tail of what it wrote to stderr.
+The check starts the bot the way the referee does (its own session, the given
+working folder and environment, stdin/stdout pipes) and ends its whole process
+group afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from typing import TYPE_CHECKING
+
+from .identity import missing_paths
+
+if TYPE_CHECKING:
+    from .match import BotSpec, Limits
+
+STDERR_TAIL = 1200  # characters of the bot's stderr quoted in a problem
+MAX_ANSWER = 64 * 1024  # a hello answer longer than this is refused
+
+
+class PreflightError(RuntimeError):
+    """One or more bots cannot play; ``problems`` holds one message per bot."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+def printable(text: str) -> str:
+    """Bot-supplied text made safe for a terminal: control characters (escape sequences) escaped."""
+    out = []
+    for ch in text:
+        if ch == "\n" or ch == "\t" or (ch.isprintable() and ch not in "\x1b\x9b"):
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
+
+
+def command_text(spec: "BotSpec") -> str:
+    return f"builtin:{spec.builtin}" if spec.builtin else shlex.join(spec.argv)
+
+
+def _limits_for(spec: "BotSpec", limits: "Limits") -> dict:
+    lim = limits.to_dict()
+    for key in ("move_ms", "startup_ms", "bank_ms", "increment_ms"):
+        value = getattr(spec, key, None)
+        if value is not None:
+            lim[key] = value
+    return lim
+
+
+def static_problems(spec: "BotSpec") -> list[str]:
+    """What is missing before the bot can even be started."""
+    if spec.cwd and not os.path.isdir(spec.cwd):
+        return [f"the working folder {spec.cwd!r} does not exist"]
+    if spec.builtin:
+        return []
+    return missing_paths(spec.argv, spec.cwd)
+
+
+def launch(spec: "BotSpec", stderr) -> subprocess.Popen:
+    """Start ``spec`` for the check as the referee starts a bot: its own session, its working folder
+    and environment, stdin/stdout pipes, ``stderr`` to the given file.  The one place the check
+    starts a process: where bots run in a sandbox, this must start them in it too."""
+    env = None
+    if spec.env:
+        env = dict(os.environ)
+        env.update(spec.env)
+    return subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                            cwd=spec.cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
+
+
+class _Probe:
+    """One bot started for the check."""
+
+    def __init__(self, spec: "BotSpec", limits: dict):
+        self.spec = spec
+        self.limits = limits
+        self.err = tempfile.TemporaryFile()
+        self.proc: subprocess.Popen | None = None
+        self.buf = b""
+        self.answer: dict | None = None
+        self.problem: str | None = None
+        self.deadline = 0.0
+
+    def start(self) -> None:
+        from protocol import messages as M
+
+        from . import __version__
+
+        try:
+            self.proc = launch(self.spec, self.err)
+        except (OSError, ValueError) as e:
+            self.problem = f"cannot start: {getattr(e, 'strerror', None) or e}"
+            return
+        self.deadline = time.monotonic() + self.limits["startup_ms"] / 1000
+        line = json.dumps(M.hello(__version__, self.limits), separators=(",", ":"), ensure_ascii=False) + "\n"
+        try:
+            os.write(self.proc.stdin.fileno(), line.encode())  # os.write: a pool worker notes who is starting
+        except OSError:
+            pass  # it died already: seen as no answer below
+        os.set_blocking(self.proc.stdout.fileno(), False)
+
+    def on_readable(self) -> bool:
+        """Read what is there; True when this probe is finished."""
+        try:
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+        except BlockingIOError:
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            try:
+                rc = self.proc.wait(0.5)  # stdout closed: its exit status follows at once, if it exited
+            except subprocess.TimeoutExpired:
+                rc = None
+            self.problem = "it ended before answering hello" + (f" (exit status {rc})" if rc is not None else
+                                                                " (it closed its stdout)")
+            return True
+        self.buf += chunk
+        if b"\n" not in self.buf:
+            if len(self.buf) > MAX_ANSWER:
+                self.problem = f"its hello answer is longer than {MAX_ANSWER} bytes"
+                return True
+            return False
+        line = self.buf.split(b"\n", 1)[0]
+        try:
+            msg = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            self.problem = f"its answer to hello is not JSON: {printable(line[:200].decode('utf-8', 'replace'))!r}"
+            return True
+        from protocol import messages as M
+
+        if not isinstance(msg, dict) or msg.get("type") != "hello":
+            kind = msg.get("type") if isinstance(msg, dict) else type(msg).__name__
+            self.problem = f"it answered hello with {printable(str(kind))!r}, not a hello"
+        elif msg.get("protocol") != M.PROTOCOL_VERSION:
+            self.problem = f"it speaks protocol {printable(repr(msg.get('protocol')))}, the referee {M.PROTOCOL_VERSION}"
+        else:
+            self.answer = msg
+        return True
+
+    def timed_out(self) -> None:
+        self.problem = f"no hello answer within the start-up limit ({self.limits['startup_ms']} ms)"
+
+    def end(self) -> None:
+        if self.proc is None:
+            self.err.close()
+            return
+        try:
+            if self.answer is not None:
+                self.proc.stdin.write(b'{"type":"bye"}\n')
+        except OSError:
+            pass
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(0.5 if self.answer is not None else 0)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the whole group: whatever the bot started
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def stderr_tail(self) -> str:
+        try:
+            self.err.seek(0, os.SEEK_END)
+            size = self.err.tell()
+            self.err.seek(max(0, size - 4 * STDERR_TAIL))
+            text = self.err.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        finally:
+            self.err.close()
+        return printable(text[-STDERR_TAIL:].strip())
+
+
+def check_bots(specs: list["BotSpec"], limits: "Limits", *, start: bool = True) -> list[str]:
+    """Problems with ``specs`` (empty when every bot is ready), each naming the bot, its command
+    and its stderr tail.  The bots are started one at a time (so that a bot that attacks the
+    checking process is known) and each is ended after its answer."""
+    problems: list[str] = []
+    for spec in specs:
+        static = static_problems(spec)
+        if static:
+            problems.append(_message(spec, "; ".join(static), ""))
+        elif start:
+            problem, tail = _probe(spec, _limits_for(spec, limits))
+            if problem is not None:
+                problems.append(_message(spec, problem, tail))
+    return problems
+
+
+def _probe(spec: "BotSpec", limits: dict) -> tuple[str | None, str]:
+    """Start one bot, tell it hello and wait for its answer: (the problem or None, its stderr tail)."""
+    p = _Probe(spec, limits)
+    sel = selectors.DefaultSelector()
+    try:
+        p.start()
+        if p.problem is None:
+            sel.register(p.proc.stdout, selectors.EVENT_READ)
+            while True:
+                left = p.deadline - time.monotonic()
+                if left <= 0:
+                    p.timed_out()
+                    break
+                if sel.select(left) and p.on_readable():
+                    break
+    finally:
+        sel.close()
+        p.end()
+    tail = p.stderr_tail()
+    return p.problem, tail
+
+
+def check_bots_apart(specs: list["BotSpec"], limits: "Limits") -> list[str]:
+    """:func:`check_bots` in a worker process of its own (:mod:`referee.pool`): a bot that kills or
+    stops the process that started it ends that worker, not the referee, and is named."""
+    from .pool import Pool, Task
+
+    startup = max((s.startup_ms or limits.startup_ms) for s in specs) if specs else limits.startup_ms
+    task = Task("pre-flight", (specs, limits), wall_s=startup / 1000 + 30,
+                seats=tuple(s.label for s in specs), argvs=tuple(tuple(s.argv) for s in specs))
+    outcomes = []
+    Pool(lambda job: check_bots(*job), 1, retries=0).run([task], outcomes.append)
+    o = outcomes[0]
+    if o.ok:
+        return o.result
+    if o.culprit:
+        return [f"bot {printable(o.culprit)}: the pre-flight check {o.describe()}"]
+    return [f"the pre-flight check of the bots failed: {o.describe()}"]
+
+
+def _message(spec: "BotSpec", problem: str, tail: str) -> str:
+    where = f" in {spec.cwd}" if spec.cwd else ""
+    text = f"bot {printable(spec.label)!r} ({command_text(spec)}{where}): {problem}"
+    if tail:
+        text += "\n    its stderr ends with:\n    " + tail.replace("\n", "\n    ")
+    return text
