@@ -138,7 +138,12 @@ def match(
         except ValueError as e:
             raise typer.BadParameter(str(e), param_hint="--bot")
     limits = Limits(startup_ms=startup_time, move_ms=move_time, bank_ms=bank, increment_ms=increment)
-    problems = check_bots_apart(specs, limits)
+    from .sandbox import SandboxConfig
+
+    mode = _sandbox_mode(sandbox)
+    bot_limits = _bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb)
+    hide = (str(deck.resolve()),) if deck is not None else ()  # every hand of the match is in it
+    problems = check_bots_apart(specs, limits, SandboxConfig(mode, bot_limits, hide=hide))  # as they will play
     if problems:
         typer.echo("\n".join(f"error: {p}" for p in problems), err=True)
         raise typer.Exit(2)
@@ -172,9 +177,7 @@ def match(
     config = MatchConfig(
         bots=specs, partie=partie, seed=seed, decks=decks, limits=limits,
         policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript, sign_key=sign_key,
-        sandbox=_sandbox_mode(sandbox),
-        sandbox_limits=_bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb),
-        sandbox_hide=(str(deck.resolve()),) if deck is not None else (),  # every hand of the match is in it
+        sandbox=mode, sandbox_limits=bot_limits, sandbox_hide=hide,
     )
     if commit:
         typer.echo(f"seed sha256: {commitment}")  # before play, to be published

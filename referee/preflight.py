@@ -30,6 +30,7 @@ from .identity import missing_paths
 
 if TYPE_CHECKING:
     from .match import BotSpec, Limits
+    from .sandbox import SandboxConfig
 
 STDERR_TAIL = 1200  # characters of the bot's stderr quoted in a problem
 MAX_ANSWER = 64 * 1024  # a hello answer longer than this is refused
@@ -76,24 +77,55 @@ def static_problems(spec: "BotSpec") -> list[str]:
     return missing_paths(spec.argv, spec.cwd)
 
 
-def launch(spec: "BotSpec", stderr) -> subprocess.Popen:
+def bot_sandbox(spec: "BotSpec", sandbox: "SandboxConfig | None") -> "SandboxConfig | None":
+    """The sandbox of ``spec`` under the match's ``sandbox``: its own limits over the match's, its
+    working folder, and (for a built-in) its package folders shown read-only, as the referee does."""
+    if sandbox is None:
+        return None
+    from dataclasses import replace
+
+    from .match import builtin_bot_folders
+
+    limits = sandbox.limits.merged(memory_mb=spec.memory_mb, processes=spec.processes, cpu_s=spec.cpu_s,
+                                   file_mb=spec.file_mb)
+    workdir = os.path.abspath(os.path.join(spec.cwd or ".", spec.workdir)) if spec.workdir else None
+    return replace(sandbox, limits=limits, workdir=workdir, show=builtin_bot_folders() if spec.builtin else ())
+
+
+def launch(spec: "BotSpec", stderr, sandbox: "SandboxConfig | None" = None):
     """Start ``spec`` for the check as the referee starts a bot: its own session, its working folder
-    and environment, stdin/stdout pipes, ``stderr`` to the given file.  The one place the check
-    starts a process: where bots run in a sandbox, this must start them in it too."""
+    and environment, stdin/stdout pipes, ``stderr`` to the given file, inside its sandbox
+    (:func:`referee.sandbox.launch`).  Returns the process and what to call once it has ended."""
     env = None
     if spec.env:
         env = dict(os.environ)
         env.update(spec.env)
-    return subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                            cwd=spec.cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
+    config = bot_sandbox(spec, sandbox)
+    if config is None:
+        proc = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                cwd=spec.cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
+        return proc, (lambda: None)
+    from .sandbox import launch as sandbox_launch
+
+    how = sandbox_launch(spec.argv, spec.cwd, env, config)
+    try:
+        proc = subprocess.Popen(how.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                cwd=how.cwd, env=how.env, preexec_fn=how.preexec_fn, pass_fds=how.pass_fds,
+                                start_new_session=True, close_fds=True, bufsize=0)
+    except BaseException:
+        how.cleanup()
+        raise
+    return proc, how.cleanup
 
 
 class _Probe:
     """One bot started for the check."""
 
-    def __init__(self, spec: "BotSpec", limits: dict):
+    def __init__(self, spec: "BotSpec", limits: dict, sandbox: "SandboxConfig | None" = None):
         self.spec = spec
         self.limits = limits
+        self.sandbox = sandbox
+        self.cleanup = lambda: None
         self.err = tempfile.TemporaryFile()
         self.proc: subprocess.Popen | None = None
         self.buf = b""
@@ -106,9 +138,11 @@ class _Probe:
 
         from . import __version__
 
+        from .sandbox import SandboxUnavailable
+
         try:
-            self.proc = launch(self.spec, self.err)
-        except (OSError, ValueError) as e:
+            self.proc, self.cleanup = launch(self.spec, self.err, self.sandbox)
+        except (OSError, ValueError, SandboxUnavailable) as e:
             self.problem = f"cannot start: {getattr(e, 'strerror', None) or e}"
             return
         self.deadline = time.monotonic() + self.limits["startup_ms"] / 1000
@@ -187,6 +221,7 @@ class _Probe:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
             pass
+        self.cleanup()  # the sandbox's leftovers: whatever the bot started, its cgroup and folder
 
     def stderr_tail(self) -> str:
         try:
@@ -201,25 +236,27 @@ class _Probe:
         return printable(text[-STDERR_TAIL:].strip())
 
 
-def check_bots(specs: list["BotSpec"], limits: "Limits", *, start: bool = True) -> list[str]:
+def check_bots(specs: list["BotSpec"], limits: "Limits", *, start: bool = True,
+               sandbox: "SandboxConfig | None" = None) -> list[str]:
     """Problems with ``specs`` (empty when every bot is ready), each naming the bot, its command
     and its stderr tail.  The bots are started one at a time (so that a bot that attacks the
-    checking process is known) and each is ended after its answer."""
+    checking process is known), in the match's ``sandbox`` as they will play, and each is ended
+    after its answer."""
     problems: list[str] = []
     for spec in specs:
         static = static_problems(spec)
         if static:
             problems.append(_message(spec, "; ".join(static), ""))
         elif start:
-            problem, tail = _probe(spec, _limits_for(spec, limits))
+            problem, tail = _probe(spec, _limits_for(spec, limits), sandbox)
             if problem is not None:
                 problems.append(_message(spec, problem, tail))
     return problems
 
 
-def _probe(spec: "BotSpec", limits: dict) -> tuple[str | None, str]:
+def _probe(spec: "BotSpec", limits: dict, sandbox: "SandboxConfig | None" = None) -> tuple[str | None, str]:
     """Start one bot, tell it hello and wait for its answer: (the problem or None, its stderr tail)."""
-    p = _Probe(spec, limits)
+    p = _Probe(spec, limits, sandbox)
     sel = selectors.DefaultSelector()
     try:
         p.start()
@@ -239,16 +276,16 @@ def _probe(spec: "BotSpec", limits: dict) -> tuple[str | None, str]:
     return p.problem, tail
 
 
-def check_bots_apart(specs: list["BotSpec"], limits: "Limits") -> list[str]:
+def check_bots_apart(specs: list["BotSpec"], limits: "Limits", sandbox: "SandboxConfig | None" = None) -> list[str]:
     """:func:`check_bots` in a worker process of its own (:mod:`referee.pool`): a bot that kills or
     stops the process that started it ends that worker, not the referee, and is named."""
     from .pool import Pool, Task
 
     startup = max((s.startup_ms or limits.startup_ms) for s in specs) if specs else limits.startup_ms
-    task = Task("pre-flight", (specs, limits), wall_s=startup / 1000 + 30,
+    task = Task("pre-flight", (specs, limits, sandbox), wall_s=startup / 1000 + 30,
                 seats=tuple(s.label for s in specs), argvs=tuple(tuple(s.argv) for s in specs))
     outcomes = []
-    Pool(lambda job: check_bots(*job), 1, retries=0).run([task], outcomes.append)
+    Pool(lambda job: check_bots(job[0], job[1], sandbox=job[2]), 1, retries=0).run([task], outcomes.append)
     o = outcomes[0]
     if o.ok:
         return o.result

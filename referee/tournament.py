@@ -1073,8 +1073,10 @@ def preflight(cfg: TournamentConfig) -> None:
     problems = check_commands(cfg)
     if problems:
         raise ConfigError(problems)
+    from .sandbox import SandboxConfig
+
     specs = [b.spec(cfg.base_dir, seed="preflight") for b in cfg.bots]
-    problems = check_bots_apart(specs, cfg.limits)
+    problems = check_bots_apart(specs, cfg.limits, SandboxConfig(cfg.sandbox, cfg.bot_limits, hide=sandbox_hide(cfg)))
     if problems:
         raise ConfigError(problems)
 

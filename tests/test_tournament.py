@@ -561,7 +561,8 @@ def test_a_bot_that_kills_its_worker_while_starting_is_named(tmp_path):
     assert r.returncode == 2
     assert "error: bot h (seat 2, starting): the pre-flight check died: its worker died (killed by SIGKILL)" in r.stderr
     assert not (tmp_path / "u" / "logs").exists()
-    m = subprocess.run([sys.executable, "-m", "referee.cli", "match", "-b", "random", "-b", always, "-b", "robot"],
+    m = subprocess.run([sys.executable, "-m", "referee.cli", "match", "-b", "random", "-b", always, "-b", "robot",
+                        "--sandbox", "none"],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert m.returncode == 2 and "error: bot h (seat 1, starting): the pre-flight check died" in m.stderr
     assert wait_no_processes(marker) == []
