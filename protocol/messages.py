@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import orjson
+
 PROTOCOL_VERSION = 1
 
 #: Referee -> bot message types; only ``hello`` and ``request`` expect an answer.
@@ -15,20 +17,84 @@ TO_BOT = ("hello", "partie_start", "deal_start", "request", "event", "deal_end",
 #: Bot -> referee message types.
 FROM_BOT = ("hello", "action")
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_INT64 = (-(1 << 63), (1 << 64) - 1)  # the widest integers a line may hold (int64 and uint64)
+
+
+class MessageError(ValueError):
+    """A line that is not one protocol message (not UTF-8, not JSON, not a JSON object)."""
+
+
+def _int(text: str) -> int:
+    value = int(text)
+    if not _INT64[0] <= value <= _INT64[1]:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise ValueError(f"the integer {shown} does not fit in 64 bits")
+    return value
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_int)
+
+
+def encode_line(message) -> str:
+    """One message as the JSON text of its line, without the newline: compact, UTF-8 kept as
+    it is, exactly what ``json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)`` writes
+    (orjson writes the same bytes for the referee's messages, faster; the standard encoder
+    takes what orjson refuses, such as integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(message).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return _ENCODER.encode(message)
 
 
 def encode(message: dict) -> str:
     """One line of the protocol, with its newline."""
-    return _dumps(message) + "\n"
+    return encode_line(message) + "\n"
+
+
+def decode_line(line: bytes) -> dict | None:
+    """The message on one line (without its newline); None for a blank line.
+    Raises :class:`MessageError` saying what is wrong otherwise.
+
+    orjson decodes; a line it refuses (or one holding a float or a nested value, where
+    orjson would silently turn an integer beyond 64 bits into a float) is decoded again by
+    the standard decoder, which gives the precise verdict and message."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        value = None
+    else:
+        if type(value) is dict:
+            for v in value.values():
+                if type(v) in (float, dict, list):
+                    break
+            else:
+                return value
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MessageError("line is not valid UTF-8") from None
+    if not text.strip():
+        return None
+    try:
+        value = _DECODER.decode(text)
+    except (ValueError, RecursionError) as exc:
+        raise MessageError(f"line is not valid JSON ({exc})") from None
+    if type(value) is not dict:
+        raise MessageError(f"expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 def decode(line: str | bytes) -> dict:
-    """Parse one line; raises ``ValueError`` for anything but a JSON object."""
-    obj = json.loads(line)
-    if not isinstance(obj, dict):
-        raise ValueError(f"a message is a JSON object, got {type(obj).__name__}")
-    return obj
+    """Parse one line; raises ``ValueError`` (:class:`MessageError`) for anything but a JSON object."""
+    value = decode_line(line.encode("utf-8") if isinstance(line, str) else line)
+    if value is None:
+        raise MessageError("a message is a JSON object, got a blank line")
+    return value
 
 
 # ---------------------------------------------------------------- builders
@@ -81,16 +147,22 @@ def laid_event(seat: int, cards: list[str]) -> dict:
     return {"kind": "laid", "seat": seat, "cards": cards}
 
 
-def fault_event(seat: int, fault: str, message: str) -> dict:
-    return {"kind": "fault", "seat": seat, "fault": fault, "message": message}
+def fault_event(seat: int, fault: str) -> dict:
+    """Who faulted and the kind of fault, never the faulting bot's text (a fault must not carry
+    a message to the other seats; the log keeps the evidence)."""
+    return {"kind": "fault", "seat": seat, "fault": fault, "message": f"seat {seat} faulted ({fault})"}
 
 
 def deal_end(partie: int, deal: int, seat: int, view: dict, result: dict) -> dict:
     return {"type": "deal_end", "partie": partie, "deal": deal, "seat": seat, "view": view, "result": result}
 
 
-def partie_end(partie: int, totals: list[int], places: list[float]) -> dict:
-    return {"type": "partie_end", "partie": partie, "totals": totals, "places": places}
+def partie_end(partie: int, totals: list[int], places: list[float], forfeit: dict | None = None) -> dict:
+    """``forfeit``: ``{"seat": S, "from_deal": K}`` when seat S forfeited the partie from deal K (R12.3)."""
+    msg = {"type": "partie_end", "partie": partie, "totals": totals, "places": places}
+    if forfeit is not None:
+        msg["forfeit"] = forfeit
+    return msg
 
 
 BYE = {"type": "bye"}

@@ -24,21 +24,23 @@ app.add_typer(bench_app, name="bench")
 def selfplay(
     bot: List[str] = typer.Option(None, "--bot", "-b", help="Built-in bot per seat (three times; default robot, robot, random)."),
     seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts)."),
-    log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl."),
+    log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl (selfplay-sSEED-2.jsonl, ... if taken)."),
 ):
     """Play one partie (12 deals) of built-in bots in-process and print it deal by deal."""
     import bots as builtin
     from .selfplay import play_partie
     from .tables import deal_rows, partie_summary
 
+    from .partie import partie_seed
+
     names = _three(bot or ["robot", "robot", "random"])
     players = [builtin.make(n, seed=f"{seed}:{i}") for i, n in enumerate(names)]
     log_path = None
     if log is None:
-        partie = play_partie(players, seed=seed)
+        partie = play_partie(players, seed=partie_seed(seed, 1))  # the partie a log of seed SEED holds
     else:
-        from .log import selfplay_log
-        log_path = log / f"selfplay-s{seed}.jsonl"
+        from .log import reserve_log_path, selfplay_log
+        log_path = reserve_log_path(log, f"selfplay-s{seed}")  # never overwrites an earlier log
         partie = selfplay_log(log_path, players, seed=seed, commands=[f"builtin:{n}" for n in names])
     typer.echo(tabulate(deal_rows(partie), headers="keys", tablefmt="simple"))
     typer.echo("")
@@ -58,13 +60,15 @@ def _three(items: List[str]) -> List[str]:
 def match(
     bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times, seats 0, 1, 2: a built-in bot (random, robot, random:SEED) or a command line, e.g. \"node examples/js/bot.js\"."),
     partie: int = typer.Option(1, "--partie", "-n", min=1, help="How many partie (12 deals each) to play."),
-    seed: str = typer.Option("1", help="Match seed: partie N shuffles with SEED:N (and draws its cuts from it)."),
+    seed: Optional[str] = typer.Option(None, help="Match seed (any text): partie N shuffles and cuts from SEED:N (protocol/LOGS.md, Seeds). Default: a fresh secret 128-bit seed from the OS, printed and revealed in the log's footer."),
+    commit: bool = typer.Option(False, "--commit", help="Print the seed's SHA-256 before play (to publish) and the seed itself only after it; the log's header always holds the SHA-256."),
+    sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign the log with this Ed25519 private key (from marias keygen); check with marias validate --verify KEY.pub."),
     deck: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="File of starting decks, one per line (32 card codes); partie N uses line N."),
     move_time: int = typer.Option(2000, "--move-time", min=1, help="Time limit per decision, in ms."),
     startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time limit for a bot to start and answer hello, in ms."),
     bank: Optional[int] = typer.Option(None, "--bank", min=1, help="Optional per-partie time bank in ms (a decision may use at most min(move time, bank))."),
     increment: int = typer.Option(0, "--increment", min=0, help="Added to the bank at each decision, in ms."),
-    max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie before a bot is replaced by the built-in robot (R12.3)."),
+    max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie after which a bot forfeits the rest of it: each deal left is settled as its fault before a contract (R12.3)."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Folder for the match log (JSON Lines), bots' stderr and transcripts."),
     transcript: bool = typer.Option(False, "--transcript", help="Keep every line sent to and received from each seat (next to the log)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -73,8 +77,16 @@ def match(
     """Play a match between three bots and print groše per seat per partie and in total."""
     from datetime import datetime, timezone
 
+    from .log import reserve_log_path, safe_name
     from .match import BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
+    from .partie import new_seed, seed_sha256
 
+    secret = seed is None
+    if secret:
+        seed = new_seed()
+    elif not seed.strip():
+        raise typer.BadParameter("an empty seed", param_hint="--seed")
+    sign_key = _signing_key(sign) if sign is not None else None
     specs = []
     for i, b in enumerate(_three(bot)):
         try:
@@ -92,26 +104,71 @@ def match(
             typer.echo(f"error: {deck} holds {len(decks)} deck(s) but --partie is {partie}", err=True)
             raise typer.Exit(2)
     log_path = None
+    commitment = seed_sha256(seed)
     if log is not None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        log_path = log / f"match-{stamp}-s{seed}.jsonl"
+        # a secret seed is not put in the file name (anyone listing the folder would see it)
+        tag = f"c{commitment[:8]}" if secret else f"s{safe_name(seed)}"
+        try:
+            log_path = reserve_log_path(log, f"match-{stamp}-{tag}")  # a fresh name: never overwrites a log
+        except OSError as e:
+            typer.echo(f"error: cannot create the log in {log}: {e.strerror or e}", err=True)
+            raise typer.Exit(2)
     config = MatchConfig(
         bots=specs, partie=partie, seed=seed, decks=decks,
         limits=Limits(startup_ms=startup_time, move_ms=move_time, bank_ms=bank, increment_ms=increment),
-        policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript,
+        policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript, sign_key=sign_key,
     )
+    if commit:
+        typer.echo(f"seed sha256: {commitment}")  # before play, to be published
+        sys.stdout.flush()
+    elif not (quiet or as_json):
+        typer.echo(f"seed: {seed}", err=True)
     progress = None if quiet or as_json else (lambda line: typer.echo(line, err=True))
     result = run_match(config, progress)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        typer.echo(json.dumps({**result.to_dict(), "seed": seed, "seed_sha256": commitment}, indent=2, ensure_ascii=False))
         return
     from .tables import match_rows, seat_rows
 
     typer.echo(tabulate(match_rows(result), headers="keys", tablefmt="simple"))
     typer.echo("")
     typer.echo(tabulate(seat_rows(result), headers="keys", tablefmt="simple"))
+    typer.echo(f"\nseed: {seed}\nseed sha256: {commitment}")
     if log_path is not None:
-        typer.echo(f"\nlog: {log_path}")
+        typer.echo(f"log: {log_path}" + (" (signed)" if sign_key is not None else ""))
+    typer.echo(f"bots' stderr: {result.stderr_dir}")
+
+
+def _signing_key(path: Path):
+    """The Ed25519 private key of --sign, or a clear error."""
+    from .seal import load_signing_key
+
+    try:
+        return load_signing_key(path)
+    except (OSError, ValueError) as e:
+        typer.echo(f"error: --sign {path}: {getattr(e, 'strerror', None) or e}", err=True)
+        raise typer.Exit(2)
+
+
+@app.command()
+def keygen(
+    path: Path = typer.Argument(..., dir_okay=False, help="Where to write the private key (PEM, mode 0600); the public key goes to PATH.pub."),
+):
+    """Write a new Ed25519 key pair for signing logs (match/tournament --sign PATH, validate --verify PATH.pub)."""
+    from .seal import generate_key_pair
+
+    if path.exists():
+        typer.echo(f"error: {path} exists; a key is never overwritten", err=True)
+        raise typer.Exit(2)
+    try:
+        private, public, text = generate_key_pair(path)
+    except (OSError, ValueError) as e:
+        typer.echo(f"error: {getattr(e, 'strerror', None) or e}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"private key: {private} (keep it secret; sign with --sign {private})")
+    typer.echo(f"public key:  {public} (verify with marias validate --verify {public})")
+    typer.echo(f"public key:  {text}")
 
 
 # ------------------------------------------------------------------ strength
@@ -163,19 +220,28 @@ def validate(
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable report."),
     transcript: Optional[Path] = typer.Option(None, "--transcript", file_okay=False, help="Folder of the seats' transcripts (<logstem>.seatN.transcript.jsonl): check that no message showed a seat a card it could not know."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=0, help="Processes: several files at once, or the partie of one large log split between them (0: one per CPU)."),
+    verify: Optional[str] = typer.Option(None, "--verify", help="Public key (KEY.pub of marias keygen, or ed25519:HEX): every log must carry a valid signature by it."),
 ):
-    """Replay every deal of the logs with the rules engine and check every recorded fact.
+    """Replay every deal of the logs with the rules engine and check every recorded fact and the seal.
 
-    Prints each problem as FILE:LINE: RULE: message. Exit status 0 when every log holds, 1 otherwise."""
+    Prints each problem as FILE:LINE: RULE: message (RULE "seal": the hash chain or the signature).
+    Exit status 0 when every log holds, 1 otherwise."""
     import os
 
+    from .seal import load_public_key
     from .validate import log_files, validate_files
 
+    if verify is not None:
+        try:
+            verify = load_public_key(verify)
+        except ValueError as e:
+            typer.echo(f"error: --verify: {e}", err=True)
+            raise typer.Exit(2)
     files = log_files(paths)
     if not files:
         typer.echo("error: no .jsonl log found in " + ", ".join(str(p) for p in paths), err=True)
         raise typer.Exit(1)
-    reports = validate_files(files, transcripts=transcript, jobs=jobs or os.cpu_count() or 1)
+    reports = validate_files(files, transcripts=transcript, jobs=jobs or os.cpu_count() or 1, verify=verify)
     ok = all(r.ok for r in reports)
     if as_json:
         typer.echo(json.dumps({"ok": ok, "files": [r.to_dict() for r in reports]}, indent=2, ensure_ascii=False))
@@ -221,13 +287,14 @@ def bench_engine(
 
 @bench_app.command("referee")
 def bench_referee(
-    partie: int = typer.Option(10, help="Partie to play with three external random bots."),
+    partie: int = typer.Option(10, min=1, help="Partie per run (12 deals each)."),
+    runs: int = typer.Option(5, min=1, help="Runs with trivial bots; the minimum CPU per decision is reported."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """Deals per second with three external random bots, and the cost per decision as a ratio to a raw round trip through a trivial echo process, measured in the same run."""
+    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs; plus deals per second with three external random bots and a raw echo round trip, for context."""
     from . import bench
 
-    _print_bench(bench.referee(partie=partie), as_json)
+    _print_bench(bench.referee(partie=partie, runs=runs), as_json)
 
 
 @bench_app.command("validate")
@@ -275,6 +342,8 @@ def tournament(
     out: Optional[Path] = typer.Option(None, "--out", "-o", file_okay=False, help="Output folder (overrides the configuration's output)."),
     resume: bool = typer.Option(False, "--resume", help="Finish a stopped tournament (running the same command again does the same, but --resume insists that it exists)."),
     table_format: str = typer.Option("text", "--table-format", "-t", help=_TABLE_FORMAT_HELP),
+    sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign every unit's log with this Ed25519 private key (from marias keygen); check with marias validate --verify KEY.pub."),
+    commit: bool = typer.Option(False, "--commit", help="Print the SHA-256 of the tournament seed before play (to publish it)."),
     series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ):
@@ -307,8 +376,17 @@ def tournament(
         cfg.concurrency = concurrency
     if out is not None:
         cfg.output = out
+    sign_key = _signing_key(sign) if sign is not None else None
+    if commit:
+        from .partie import seed_sha256
+        typer.echo(f"seed sha256: {seed_sha256(cfg.seed)}")
+        sys.stdout.flush()
+    if cfg.format == "head-to-head":  # a file with format: head-to-head is a duel
+        _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
+        return
     try:
-        run = run_tournament(cfg, resume=resume, stream=None if quiet else sys.stderr)
+        run = run_tournament(cfg, resume=resume, stream=None if quiet else sys.stderr,
+                             sign_key=sign_key)
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
         raise typer.Exit(2)
@@ -331,14 +409,77 @@ def tournament(
         typer.echo(f"{run.units} partie ({run.played} played now) in {cfg.output}; logs in {run.logs}", err=True)
 
 
+@app.command()
+def duel(
+    a: str = typer.Argument(..., help="Bot A: a built-in (random, random:SEED, robot) or NAME=COMMAND, e.g. new=\"python mybot.py\"."),
+    b: str = typer.Argument(..., help="Bot B, the same way. The test asks whether A is better than B."),
+    h0: Optional[float] = typer.Option(None, "--h0", help="H0: A's advantage in groše per partie (default 0)."),
+    h1: Optional[float] = typer.Option(None, "--h1", help="H1: A's advantage in groše per partie, above h0 (default 10)."),
+    alpha: Optional[float] = typer.Option(None, "--alpha", help="Chance of accepting H1 when H0 holds (default 0.05)."),
+    beta: Optional[float] = typer.Option(None, "--beta", help="Chance of accepting H0 when H1 holds (default 0.05)."),
+    max_groups: Optional[int] = typer.Option(None, "--max-groups", help="Stop without a decision after this many groups of six partie (default 1000)."),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Partie played at once (default: the number of CPUs)."),
+    seed: Optional[str] = typer.Option(None, help="Seed of the decks: group K is shuffled from SEED:gK (default 1)."),
+    deal_book: Optional[Path] = typer.Option(None, "--deal-book", help="File of starting decks, one per line; group K plays line K (needs max-groups lines)."),
+    move_time: Optional[int] = typer.Option(None, "--move-time", help="Time per decision in ms (default 2000)."),
+    startup_time: Optional[int] = typer.Option(None, "--startup-time", help="Time to start and answer hello in ms (default 10000)."),
+    max_faults: Optional[int] = typer.Option(None, "--max-faults", help="Faults in a partie before a bot is replaced by the robot (default 3)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", file_okay=False, help="Output folder (default duel-A-B); the same command continues a stopped test there."),
+    resume: bool = typer.Option(False, "--resume", help="Insist on continuing a test already in --out."),
+    table_format: str = typer.Option("text", "--format", "-f", help="Output of the result: text, md, csv or json."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+):
+    """Head-to-head test: is A better than B? Each deck is played in the six seatings with two seats of one bot and one of the other (AAB ABA BAA BBA BAB ABB); a sequential test (SPRT) stops as soon as it can accept H0 or H1. Resumable; `marias table OUT` prints the same result from the logs."""
+    from .duel import config as duel_config
+    from .tournament import ConfigError
+
+    try:
+        cfg = duel_config(a, b, h0=h0, h1=h1, alpha=alpha, beta=beta, max_groups=max_groups, seed=seed,
+                          deal_book=deal_book, move_ms=move_time, startup_ms=startup_time, max_faults=max_faults,
+                          concurrency=concurrency, output=str(out) if out is not None else None)
+    except ConfigError as e:
+        typer.echo("\n".join(f"error: {p.replace('command line: --bot ', 'bot ').replace('command line: ', '')}" for p in e.problems), err=True)
+        raise typer.Exit(2)
+    _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
+
+
+def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
+    from . import duel as duel_mod
+    from . import standings
+    from .tournament import ConfigError, TournamentError
+
+    if table_format not in standings.FORMATS:
+        raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
+    try:
+        run = duel_mod.run_duel(cfg, resume=resume, stream=None if quiet else sys.stderr)
+    except ConfigError as e:
+        typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
+        raise typer.Exit(2)
+    except TournamentError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    if run.interrupted:
+        typer.echo(f"stopped: {run.test.n} group(s) counted; run the same command (or add --resume) to continue the test.", err=True)
+        raise typer.Exit(130)
+    typer.echo(duel_mod.render(run.result, table_format))
+    if run.failed:
+        for uid, why in run.failed:
+            typer.echo(f"failed: {uid}: {why}", err=True)
+        typer.echo(f"{len(run.failed)} partie failed and are not counted; run the same command again to retry them.", err=True)
+        raise typer.Exit(1)
+    if not quiet:
+        typer.echo(f"{run.test.n} group(s) ({run.played} partie played now) in {cfg.output}; "
+                   f"`marias table {cfg.output}` prints this again from the logs", err=True)
+
+
 @app.command("table")
 def table_cmd(
     paths: List[Path] = typer.Argument(..., exists=True, help="Log files or folders (searched for *.jsonl)."),
     table_format: str = typer.Option("text", "--format", "-f", help=_TABLE_FORMAT_HELP),
     series: Optional[int] = typer.Option(None, "--series", min=1, help="Add the series table (R10): each bot's N best partie."),
-    only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, play, cross, series, rating (repeatable)."),
+    only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, pairs, play, cross, series, rating (repeatable)."),
 ):
-    """Rebuild every table (standings, play, cross, series, rating) from complete, valid logs alone."""
+    """Rebuild every table (standings, pairs, play, cross, series, rating) from complete, valid logs alone; a head-to-head folder gets its test's decision, LLR and groups."""
     from . import standings
 
     if table_format not in standings.FORMATS:
@@ -351,7 +492,7 @@ def table_cmd(
     text, skipped, t = standings.report(paths, fmt=table_format, series=series, which=only or None)
     for note in skipped:
         typer.echo(f"note: {note}", err=True)
-    if not t.parties:
+    if not t.parties and not t.head_to_head:
         typer.echo("error: no complete, valid log found", err=True)
         raise typer.Exit(1)
     typer.echo(text)

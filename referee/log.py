@@ -2,30 +2,43 @@
 
 A log is a sequence of complete JSON objects, one per line:
 
-``header``        once, first: format, versions, seed, the bots, limits, fault policy;
-``partie_start``  per partie: its seed and the shuffled deck (R2.2);
-``deal``          per deal, one complete line: the deck before the deal, the cut,
-                  every decision, the tricks, hlášky, laid cards, faults and the
-                  settlement;
+``header``        once, first: format, versions, the seed's SHA-256, the bots, limits,
+                  fault policy;
+``partie_start``  per partie: where its first deck comes from (the seed or a deck book);
+``deal``          per deal, one complete line written when the deal is over: the deck
+                  before the deal, the cut, every decision, the tricks, hlášky, laid
+                  cards, faults and the settlement;
+``forfeit``       after the deal in which a bot reached its last allowed fault (R12.3);
 ``partie_end``    per partie: totals and places (R9.7);
-``footer``        once, last: the match totals, ``"complete": true``.
+``footer``        once, last: the match totals, the seed, ``"complete": true``.
+
+No card and no seed is written before its deal is over: the seed (from which every
+deck and cut follows) is revealed in the footer, the header holds only its SHA-256.
+
+Every line ends with a ``chain`` field, the hash chain of the seal (see
+:func:`seal_line`); the footer's is the final hash and may be signed (Ed25519).
 
 Every line is written whole and the file is flushed and fsynced after each
 deal, so a match killed mid-deal leaves a log whose finished deals are valid;
 its missing ``partie_end``/``footer`` (or a half line) marks it incomplete.
+Log files are created exclusively (never overwritten), mode 0600, in folders
+created 0700.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 from .cards import SUIT_CODES
-from .partie import Partie, places
+from .partie import Partie, partie_seed, places, seed_sha256
+from .seal import GENESIS, load_signing_key, public_key_text, seal_line
 
 if TYPE_CHECKING:
     from protocol.sdk import Bot
@@ -33,14 +46,87 @@ if TYPE_CHECKING:
     from .deal import Deal
 
 FORMAT = "marias-log"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: The rulebook these logs follow: the date it was fixed and the start of the
 #: sha256 of RULES.md (R1–R12) at that time; tests/test_log.py checks it still matches.
-RULES_VERSION = "2026-11-30 sha256:91f56287c4bb"
+RULES_VERSION = "2026-12-01 sha256:4078bc8b3f96"
 DEALS_PER_PARTIE = 12
 BLOCKS = (7, 5, 5, 5, 5, 5)
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+# ------------------------------------------------------------------ the seal (referee/seal.py)
+
+def sealed_lines(records, signer=None) -> list[str]:
+    """Lines (without newlines) for ``records`` as :class:`LogWriter` writes them, each
+    record's own ``chain``/``signature`` fields dropped first; ``signer`` signs the last."""
+    out, prev = [], GENESIS
+    for i, rec in enumerate(records):
+        rec = {k: v for k, v in rec.items() if k not in ("chain", "signature")}
+        line, prev = seal_line(prev, _dumps(rec), signer if i == len(records) - 1 else None)
+        out.append(line)
+    return out
+
+
+# ------------------------------------------------------------------ files: private, exclusive, safe names
+
+def make_private_dir(path) -> Path:
+    """Create ``path`` and any missing parents with mode 0700 (existing folders are left as they are)."""
+    path = Path(path)
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for q in reversed(missing):
+        try:
+            q.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        os.chmod(q, 0o700)  # whatever the umask
+    return path
+
+
+def safe_name(text, max_len: int = 40) -> str:
+    """``text`` made safe inside a file name: letters, digits, ``_ . -`` kept, everything
+    else (``/``, spaces, control characters) replaced by ``_``; at most ``max_len`` characters."""
+    out = re.sub(r"[^A-Za-z0-9_.-]", "_", str(text))[:max_len]
+    return out.replace("..", "__") or "_"
+
+
+def reserve_log_path(folder, stem: str, suffix: str = ".jsonl") -> Path:
+    """A fresh log file ``folder/STEM.jsonl`` (or ``STEM-2.jsonl``, ``-3``, ... when taken),
+    created empty, exclusively and mode 0600, so that two matches never share a file.
+    ``stem`` must already be a safe name (:func:`safe_name`)."""
+    folder = make_private_dir(folder)
+    if "/" in stem or stem in ("", ".", ".."):
+        raise ValueError(f"unsafe log file name {stem!r}")
+    for k in range(1, 10_000):
+        path = folder / (f"{stem}{suffix}" if k == 1 else f"{stem}-{k}{suffix}")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return path
+    raise FileExistsError(f"no free log file name for {stem!r} in {folder}")
+
+
+def _open_exclusive(path: Path) -> int:
+    """Open a new log file for writing: created exclusively (mode 0600), or an empty
+    file reserved by :func:`reserve_log_path`; an existing log is never overwritten."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_size == 0 and st.st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+            return fd
+        os.close(fd)
+        raise FileExistsError(f"{path} exists; a log is never overwritten (choose another name)") from None
 
 
 def referee_version() -> str:
@@ -143,19 +229,25 @@ def deal_record(partie: int, index: int, deal: "Deal", cut: int | None, deck: li
 
 
 class LogWriter:
-    """Writes one match log, line by line, each line complete and durable.
+    """Writes one match log, line by line, each line complete, durable and sealed.
 
     ``header`` supplies the match fields (seed, bots, limits, fault_policy, ...);
     ``type``, ``format``, ``format_version``, ``referee_version``,
-    ``rules_version`` and ``created`` are filled in unless given.  ``fsync=False``
-    (benchmarks only) skips the fsync after each deal.
+    ``rules_version`` and ``created`` are filled in unless given.  The ``seed`` is
+    not written in the header: the header holds ``seed_sha256`` (the commitment)
+    and the footer reveals the seed.  ``sign_key`` (a PEM file of ``marias
+    keygen``, raw 32 bytes or an Ed25519 private key) signs the footer's final
+    hash.  ``fsync=False`` (benchmarks only) skips the fsync after each deal.
+    The file is created exclusively (mode 0600; see :func:`reserve_log_path`).
     """
 
-    def __init__(self, path, header: dict, *, fsync: bool = True):
+    def __init__(self, path, header: dict, *, fsync: bool = True, sign_key=None):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
-        self._f = open(self.path, "w", encoding="utf-8", newline="\n")
+        self._signer = load_signing_key(sign_key) if sign_key is not None else None
+        make_private_dir(self.path.parent)
+        self._f = os.fdopen(_open_exclusive(self.path), "w", encoding="utf-8", newline="\n")
+        self._chain = GENESIS
         h = {
             "type": "header",
             "format": FORMAT,
@@ -163,13 +255,14 @@ class LogWriter:
             "referee_version": referee_version(),
             "rules_version": RULES_VERSION,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "seed": None,
             "deals_per_partie": DEALS_PER_PARTIE,
             "bots": [],
             "limits": {},
             "fault_policy": {},
         }
         h.update(header)
+        self.seed = h.pop("seed", None)
+        h["seed_sha256"] = seed_sha256(self.seed) if self.seed is not None else None
         h["type"] = "header"
         h["format"] = FORMAT
         h["format_version"] = FORMAT_VERSION
@@ -183,21 +276,24 @@ class LogWriter:
         self._sync()
 
     # -- writing
-    def _write(self, obj: dict) -> None:
-        self._f.write(_dumps(obj) + "\n")
+    def _write(self, obj: dict, signer=None) -> None:
+        line, self._chain = seal_line(self._chain, _dumps(obj), signer)
+        self._f.write(line + "\n")
 
     def _sync(self) -> None:
         self._f.flush()
         if self.fsync:
             os.fsync(self._f.fileno())
 
-    def partie_start(self, partie: int, seed, deck: list, *, seating: list[int] | None = None) -> None:
-        """A new partie from ``deck`` (the shuffled order, R2.2).
+    def partie_start(self, partie: int, *, deck_book: bool = False, seating: list[int] | None = None) -> None:
+        """A new partie.  Its first deck is the shuffle of its seed (``partie_seed(seed, partie)``)
+        unless ``deck_book`` (then it was given; the cuts still follow from the seed).
+        No card is written here: every deck is in its deal's record, written when the deal ends.
 
         ``seating[s]`` is the index in the header's ``bots`` of the bot at seat
         ``s`` in this partie (default: bot ``s`` sits at seat ``s``).
         """
-        rec = {"type": "partie_start", "partie": partie, "seed": seed, "deck": _codes(deck)}
+        rec = {"type": "partie_start", "partie": partie, "shuffle": "deck-book" if deck_book else "seed"}
         self._seating = [0, 1, 2]
         if seating is not None:
             self._seating = [int(x) for x in seating]
@@ -210,6 +306,13 @@ class LogWriter:
         self._write(deal_record(partie, index, deal, cut, deck, times_ms))
         self._sync()
 
+    def forfeit(self, partie: int, seat: int, from_deal: int, payments: list[int],
+                deals_per_partie: int = DEALS_PER_PARTIE) -> None:
+        """R12.3: the bot at ``seat`` forfeits deals ``from_deal``..12 of the partie (right
+        after the deal record of its last allowed fault); ``payments`` for all of them."""
+        self._write(forfeit_record(partie, seat, from_deal, payments, deals_per_partie))
+        self._sync()
+
     def partie_end(self, partie: int, totals: list[int], places: list[float]) -> None:
         self._write({"type": "partie_end", "partie": partie, "totals": list(totals), "places": list(places)})
         self._parties += 1
@@ -218,18 +321,27 @@ class LogWriter:
         self._sync()
 
     def close(self, footer: dict | None = None) -> None:
-        """Write the footer (the match totals unless given) and close the file."""
+        """Write the footer (the match totals unless given; the seed; the signer) and close the file."""
         if self.closed:
             return
         rec = {"type": "footer", "partie": self._parties, "totals": list(self._totals),
-               "places": places(list(self._totals)), "complete": True}
+               "places": places(list(self._totals)), "complete": True, "seed": self.seed}
         if footer:
             rec.update(footer)
             rec["type"] = "footer"
-        self._write(rec)
+        rec.pop("chain", None)
+        rec.pop("signature", None)
+        if self._signer is not None:
+            rec["signer"] = public_key_text(self._signer)
+        self._write(rec, self._signer)
         self._sync()
         self._f.close()
         self.closed = True
+
+    @property
+    def chain(self) -> str:
+        """The chain value of the last line written (the final hash after :meth:`close`)."""
+        return self._chain
 
     def abort(self) -> None:
         """Close without a footer: the log stays marked incomplete."""
@@ -246,6 +358,19 @@ class LogWriter:
             self.close()
         else:
             self.abort()
+
+
+def forfeit_payments(seat: int, deals: int) -> list[int]:
+    """R12.3 with R12.2: ``deals`` deals settled as a fault before a contract by ``seat``
+    (it pays each other player 10 groše per deal)."""
+    return [-20 * deals if s == seat else 10 * deals for s in range(3)]
+
+
+def forfeit_record(partie: int, seat: int, from_deal: int, payments: list[int],
+                   deals_per_partie: int = DEALS_PER_PARTIE) -> dict:
+    """The ``forfeit`` line (see protocol/LOGS.md)."""
+    return {"type": "forfeit", "partie": partie, "seat": seat, "from_deal": from_deal,
+            "deals": deals_per_partie - from_deal + 1, "payments": list(payments), "rule": "R12.3"}
 
 
 # ------------------------------------------------------------------ reading
@@ -266,16 +391,42 @@ def split_lines(path) -> tuple[list, bool]:
     return lines, ends_with_newline
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (readers would disagree on its value)."""
+
+
+def _no_duplicates(pairs: list) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set = set()
+        key = next(k for k, _v in pairs if k in seen or seen.add(k))
+        raise DuplicateKey(f"duplicate key {key!r} in one JSON object")
+    return d
+
+
+_strict_loads = json.JSONDecoder(object_pairs_hook=_no_duplicates).decode
+
+
+def loads_strict(text) -> object:
+    """``json.loads`` that refuses an object naming a key twice (:class:`DuplicateKey`)."""
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8")
+    return _strict_loads(text)
+
+
 def parse_lines(lines: list, ends_with_newline: bool, start: int = 0, stop: int | None = None
                 ) -> Iterator[tuple[int, dict | None, str | None]]:
     """Parse ``lines[start:stop]``: see :func:`iter_lines`."""
     last = len(lines)
-    loads = json.loads
+    loads = loads_strict
     stop = last if stop is None else stop
     for n in range(start + 1, stop + 1):
         raw = lines[n - 1]
         try:
             obj = loads(raw)
+        except DuplicateKey as e:
+            yield n, None, str(e)
+            continue
         except (ValueError, UnicodeDecodeError) as e:
             if not raw.strip():
                 yield n, None, "blank line"
@@ -294,7 +445,8 @@ def iter_lines(path) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, record, None) for each JSON object line, (line number, None, problem) otherwise.
 
     A last line that does not parse (no newline at the end) is reported as
-    truncated; any other unparsable line as not JSON; an empty file once.
+    truncated; any other unparsable line as not JSON (an object naming a key twice
+    too); an empty file once.
     Never raises on content (only ``OSError`` if the file cannot be read).
     """
     lines, ends = split_lines(path)
@@ -374,9 +526,9 @@ def selfplay_log(path, bots: Sequence["Bot"], *, seed=0, commands: Sequence | No
     }
     times: list[float] = []
     timed = [_Timed(b, times) for b in bots]
-    partie = Partie(seed=seed, deals=deals)
+    partie = Partie(seed=partie_seed(seed, 1), deals=deals)
     with LogWriter(path, header, fsync=fsync) as w:
-        w.partie_start(1, seed, partie.initial_deck)
+        w.partie_start(1)
         for s, b in enumerate(bots):
             b.on_partie_start({"type": "partie_start", "partie": 1, "seat": s, "deals": deals})
         for deal in partie.iter_deals():

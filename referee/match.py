@@ -5,15 +5,17 @@ move with his seat's view and the complete list of legal actions, checks the
 answer, applies it and tells every seat what it may see.  A breach (R12.1) ends
 the deal and is settled by the engine (R12.2); a bot that died or misbehaved is
 started afresh for the next deal, and after ``max_faults`` faults in a partie it
-is replaced by the built-in robot for the rest of that partie (R12.3).
+forfeits the rest of that partie (R12.3): nobody plays for it.
 
-Bots are processes (:mod:`referee.process`); built-in bots run as
-``marias bot NAME`` so they take exactly the path of an external bot.
+Each seat is a :class:`referee.seat.Seat`: a bot program (:mod:`referee.process`;
+built-in bots run as ``python -m bots NAME``, exactly the path of an external bot)
+or, for a :class:`BotSpec` with ``bot`` set, a Bot object in this process
+(:class:`referee.seat.InProcessSeat`).  Plain synchronous code: one bot is on move
+at a time, and one ``poll()`` waits for it while serving every bot's stderr and exit.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -33,10 +35,20 @@ from . import __version__
 from .actions import Action
 from .cards import Card, parse_deck
 from .deal import Deal
-from .partie import Partie
-from .process import BotCommand, BotFault, BotProcess, FaultKind, encode_line
+from .faults import BotFault, FaultKind, evidence
+from .partie import Partie, derive_seed, new_seed
+from .process import BotCommand, BotProcess, Poller, encode_line, open_private
+from .seat import Clock, InProcessSeat, Seat
 
 BUILTIN_BOTS = ("random", "robot")
+BYE_LINE = encode_line(M.BYE)
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x1b``), safe to print on a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 @dataclass
@@ -48,6 +60,7 @@ class BotSpec:
     cwd: str | None = None
     env: dict[str, str] | None = None
     builtin: str | None = None
+    bot: object | None = None  # a protocol.sdk.Bot object played in this process (InProcessSeat) instead of a program
     # per-bot overrides of the match's limits (None: the match's)
     move_ms: int | None = None
     startup_ms: int | None = None
@@ -61,7 +74,7 @@ class BotSpec:
         if name in BUILTIN_BOTS and " " not in value:
             argv = [sys.executable, "-m", "bots", name]  # what `marias bot NAME` runs, without the CLI toolkit
             if name == "random":
-                argv += ["--seed", arg or str(seed)]
+                argv += ["--seed", arg or derive_seed(seed, "bot")]  # one-way: never the match seed itself
             return cls(label=value, argv=argv, builtin=name)
         try:
             argv = shlex.split(value)
@@ -87,6 +100,9 @@ class BotSpec:
         d = {"label": self.label, "command": self.argv if self.builtin is None else f"builtin:{self.builtin}"}
         if self.cwd:
             d["cwd"] = self.cwd
+        own = {k: getattr(self, k) for k in ("move_ms", "startup_ms", "bank_ms", "increment_ms") if getattr(self, k) is not None}
+        if own:
+            d["limits"] = own  # this bot's own limits (validate checks its times against them)
         return d
 
 
@@ -106,17 +122,17 @@ class Limits:
 
 @dataclass
 class FaultPolicy:
-    max_faults: int = 3  # faults in a partie before the bot is replaced by the robot (R12.3)
+    max_faults: int = 3  # faults in a partie after which the bot forfeits the rest of it (R12.3)
 
     def to_dict(self) -> dict:
-        return {"max_faults": self.max_faults, "replacement": "robot", "restart": "next deal"}
+        return {"max_faults": self.max_faults, "after_max_faults": "forfeit", "restart": "next deal"}
 
 
 @dataclass
 class MatchConfig:
     bots: list[BotSpec]
     partie: int = 1
-    seed: int | str = 1
+    seed: int | str = field(default_factory=new_seed)  # a fresh secret 128-bit seed unless given
     decks: list[list[Card]] | None = None
     limits: Limits = field(default_factory=Limits)
     policy: FaultPolicy = field(default_factory=FaultPolicy)
@@ -124,6 +140,7 @@ class MatchConfig:
     transcript: bool = False
     work_dir: Path | None = None  # where stderr files go when there is no log
     keep_partie: bool = False  # keep the Partie objects in the result (tests, reports)
+    sign_key: object = None  # Ed25519 key (PEM path, raw bytes or key) that signs the log's footer
 
 
 @dataclass
@@ -132,7 +149,7 @@ class SeatStats:
     total_ms: float = 0.0
     max_ms: float = 0.0
     faults: dict[str, int] = field(default_factory=dict)
-    replaced_in: list[int] = field(default_factory=list)
+    forfeited: list[dict] = field(default_factory=list)  # {"partie": P, "from_deal": K} (R12.3)
 
     def add_time(self, ms: float) -> None:
         self.decisions += 1
@@ -142,7 +159,7 @@ class SeatStats:
 
     def to_dict(self) -> dict:
         return {"decisions": self.decisions, "mean_ms": round(self.total_ms / self.decisions, 3) if self.decisions else 0.0,
-                "max_ms": round(self.max_ms, 3), "faults": dict(self.faults), "replaced_in_partie": list(self.replaced_in)}
+                "max_ms": round(self.max_ms, 3), "faults": dict(self.faults), "forfeited": [dict(f) for f in self.forfeited]}
 
 
 @dataclass
@@ -154,6 +171,7 @@ class MatchResult:
     log_path: Path | None
     faults: list[dict]
     parties: list[Partie] = field(default_factory=list)
+    stderr_dir: Path | None = None  # where the bots' stderr files (<stem>.seatN.stderr.log) are
 
     @property
     def totals(self) -> list[int]:
@@ -162,7 +180,8 @@ class MatchResult:
     def to_dict(self) -> dict:
         return {"names": self.names, "partie_totals": self.partie_totals, "partie_places": self.partie_places,
                 "totals": self.totals, "seats": [s.to_dict() for s in self.stats],
-                "faults": self.faults, "log": str(self.log_path) if self.log_path else None}
+                "faults": self.faults, "log": str(self.log_path) if self.log_path else None,
+                "stderr_dir": str(self.stderr_dir) if self.stderr_dir else None}
 
 
 def load_decks(path: str | os.PathLike) -> list[list[Card]]:
@@ -196,104 +215,104 @@ def public_action(deal: Deal, index: int, viewer: int) -> str:
 
 # ---------------------------------------------------------------- players
 class Player:
-    """One seat's bot across the match: its process, its announced name, its faults."""
+    """One seat across the match: its bot (a :class:`~referee.seat.Seat`), announced name, faults and clock."""
 
-    def __init__(self, seat: int, spec: BotSpec, config: MatchConfig, transcript_file=None):
+    def __init__(self, seat: int, spec: BotSpec, config: MatchConfig, poller: Poller, transcript_file=None):
+        """``transcript_file``: an open text file that gets every line sent and received, or None."""
         self.seat = seat
         self.spec = spec
         self.config = config
-        self.proc: BotProcess | None = None
+        self.poller = poller
+        self.io: Seat | None = None
         self.name = spec.label
         self.version = ""
         self.announced = False
-        self.replacement = None  # in-process robot after too many faults
         self.pending_fault: BotFault | None = None  # a start-up failure, charged at the next deal
-        self.pending: list[str] = []  # informational messages not yet written, encoded (encode_line)
+        self.pending: list[str] = []  # informational lines not yet written (encode_line)
         self.faults_in_partie = 0
         self.stats = SeatStats()
-        self.bank_ms: float | None = None
+        self.clock = Clock(0)
+        self.started_at = 0.0  # time.monotonic() when the bot was last started
         self._transcript_file = transcript_file
         self._limits = self._make_limits()
-        stem = config.log_path.with_suffix("") if config.log_path else (config.work_dir or Path(tempfile.gettempdir())) / "marias"
+        stem = config.log_path.with_suffix("") if config.log_path else Path(config.work_dir or tempfile.gettempdir()) / "marias"
         self.stderr_path = Path(f"{stem}.seat{seat}.stderr.log")
 
     def _transcript(self, direction: str, line: str) -> None:
-        f = self._transcript_file
-        if f is not None:
-            f.write(json.dumps({"seat": self.seat, "dir": direction, "t": round(time.time(), 6), "line": line},
-                               ensure_ascii=False) + "\n")
+        self._transcript_file.write(json.dumps({"seat": self.seat, "dir": direction, "t": round(time.time(), 6),
+                                                "line": line}, ensure_ascii=False) + "\n")
 
     @property
     def ready(self) -> bool:
-        return self.replacement is not None or (self.proc is not None and self.proc.alive and not self.proc.closed)
+        return self.io is not None and self.io.alive
 
-    async def ensure_started(self, partie_msg: dict) -> None:
-        """Start (or restart) the process, handshake, and tell it the partie; raises BotFault."""
-        if self.replacement is not None:
-            return
-        if self.proc is not None and self.proc.alive and not self.proc.closed:
-            return
-        if self.proc is not None:
-            await self.proc.close()
-        self.pending = []  # a fresh process starts with a fresh story
+    def _new_seat(self) -> Seat:
+        if self.spec.bot is not None:
+            return InProcessSeat(self.spec.bot, name=f"seat {self.seat}")
         lim = self.config.limits
-        env = dict(self.spec.env or {})
-        self.proc = BotProcess(BotCommand(self.spec.argv, self.spec.cwd, env or None), name=f"seat {self.seat}",
-                               stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
-                               transcript=self._transcript if self._transcript_file else None)
+        return BotProcess(BotCommand(self.spec.argv, self.spec.cwd, self.spec.env or None), name=f"seat {self.seat}",
+                          stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
+                          transcript=self._transcript if self._transcript_file else None, poller=self.poller)
+
+    def start(self) -> None:
+        """Start a fresh bot (ending the old one); raises BotFault."""
+        self.kill()
+        self.pending = []  # a fresh bot starts with a fresh story
+        self.io = self._new_seat()
+        self.started_at = time.monotonic()
         try:
-            await self.proc.start()
+            self.io.start()
         except BotFault:
-            self.proc = None
+            self.io = None
             raise
+
+    def handshake(self, partie_msg: dict) -> None:
+        """hello and its answer within the start-up limit (counted from the start), then the partie;
+        raises BotFault."""
         limits = self.limits()
-        answer, _ = await self.proc.request(M.hello(__version__, limits), limits["startup_ms"] / 1000)
+        left = max(0.0, limits["startup_ms"] / 1000 - (time.monotonic() - self.started_at))
+        answer, _ = self.io.request_lines([encode_line(M.hello(__version__, limits))], left)
         if answer.get("type") != "hello":
-            raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: expected a hello answer, got type {answer.get('type')!r}",
-                           json.dumps(answer)[:300])
+            raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: expected a hello answer, got type {_shown(answer.get('type'))}",
+                           _raw(answer))
         if answer.get("protocol") != M.PROTOCOL_VERSION:
-            raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: protocol {answer.get('protocol')!r} is not {M.PROTOCOL_VERSION}",
-                           json.dumps(answer)[:300])
+            raise BotFault(FaultKind.UNEXPECTED, f"seat {self.seat}: protocol {_shown(answer.get('protocol'))} is not {M.PROTOCOL_VERSION}",
+                           _raw(answer))
         if not self.announced:
-            self.name = str(answer.get("name") or self.spec.label)[:80]
-            self.version = str(answer.get("version") or "")[:40]
+            self.name = printable(str(answer.get("name") or self.spec.label)[:80])
+            self.version = printable(str(answer.get("version") or "")[:40])
             self.announced = True
-        await self.proc.send(partie_msg)
+        self.io.send_lines([encode_line(partie_msg)])
+
+    def ensure_started(self, partie_msg: dict) -> None:
+        if not self.ready:
+            self.start()
+            self.handshake(partie_msg)
 
     def queue(self, msg: dict) -> None:
         """An informational message, written together with the next request (or flush)."""
         self.pending.append(encode_line(msg))
 
     def queue_lines(self, lines: list[str]) -> None:
-        """Informational messages encoded already (shared with other seats that get the same lines)."""
+        """Informational lines encoded already (shared with the other seats told the same)."""
         self.pending += lines
 
-    async def flush(self) -> None:
-        """Deliver the queued informational messages; a failure is noticed at the next request."""
+    def flush(self) -> None:
+        """Deliver the queued lines; a failure is noticed (and charged) at the next request."""
         lines, self.pending = self.pending, []
-        if not lines:
-            return
-        if self.replacement is not None:
-            for line in lines:
-                m = M.decode(line)
-                hook = getattr(self.replacement, "on_" + m["type"], None)
-                if hook is not None:
-                    hook(m)
-            return
-        if self.proc is None or self.proc.closed:
-            return
-        with contextlib.suppress(BotFault):  # a dead bot is noticed (and charged) at its next request
-            await self.proc.send_lines(lines)
+        if lines and self.io is not None and not self.io.closed:
+            with contextlib.suppress(BotFault):
+                self.io.send_lines(lines)
 
-    async def send(self, msg: dict) -> None:
+    def send(self, msg: dict) -> None:
         self.queue(msg)
-        await self.flush()
+        self.flush()
 
-    async def request(self, line: str, timeout: float) -> tuple[dict, float]:
-        """The request (encoded), preceded in the same write by the queued messages."""
+    def request(self, line: str, timeout: float) -> tuple[dict, float]:
+        """The request (encoded), after the queued lines in the same write."""
         lines, self.pending = self.pending, []
         lines.append(line)
-        return await self.proc.request_lines(lines, timeout)
+        return self.io.request_lines(lines, timeout)
 
     def limits(self) -> dict:
         """The match's limits with this bot's overrides (what its hello announces)."""
@@ -307,18 +326,18 @@ class Player:
                 lim[key] = value
         return lim
 
-    def decision_limit_ms(self) -> float:
+    def new_clock(self) -> None:
         lim = self._limits
-        move = lim["move_ms"]
-        if self.bank_ms is None:
-            return move
-        self.bank_ms += lim["increment_ms"]
-        # an empty bank leaves no time at all: the flag has fallen (a timeout)
-        return max(0.0, min(move, self.bank_ms) if move else self.bank_ms)
+        self.clock = Clock(lim["move_ms"], float(lim["bank_ms"]) if lim["bank_ms"] else None, lim["increment_ms"])
 
-    async def close(self) -> None:
-        if self.proc is not None:
-            await self.proc.close()
+    def kill(self) -> None:
+        """End the bot at once (after a fault: it is sent nothing more)."""
+        if self.io is not None:
+            self.io.kill()
+
+    def close(self) -> None:
+        if self.io is not None:
+            self.io.close()
 
 
 # ---------------------------------------------------------------- the match
@@ -331,61 +350,69 @@ class Referee:
         self.request_id = 0
         self.faults: list[dict] = []
         self.log = None
-        self._transcripts = []
         self.parties: list[Partie] = []
         self.play_seconds = 0.0
+        self.play_cpu_seconds = 0.0  # the referee process's own CPU (user + system) while playing
 
-    async def run(self) -> MatchResult:
+    def run(self) -> MatchResult:
         cfg = self.config
         if cfg.log_path is not None:
-            cfg.log_path.parent.mkdir(parents=True, exist_ok=True)
-        else:
-            cfg.work_dir = cfg.work_dir or Path(tempfile.mkdtemp(prefix="marias-"))
+            cfg.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        elif cfg.work_dir is None:  # a folder of its own (0700), named in the result
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            cfg.work_dir = Path(tempfile.mkdtemp(prefix=f"marias-match-{stamp}-"))
         tfiles = [None, None, None]
         if cfg.transcript:
             stem = cfg.log_path.with_suffix("") if cfg.log_path else cfg.work_dir / "marias"
-            tfiles = [open(f"{stem}.seat{s}.transcript.jsonl", "w", encoding="utf-8") for s in range(3)]
-            self._transcripts = tfiles
-        players = [Player(s, spec, cfg, tfiles[s]) for s, spec in enumerate(cfg.bots)]
+            tfiles = [open_private(f"{stem}.seat{s}.transcript.jsonl", "w") for s in range(3)]
+        poller = Poller()
+        players = [Player(s, spec, cfg, poller, tfiles[s]) for s, spec in enumerate(cfg.bots)]
         partie_totals: list[list[int]] = []
         partie_places: list[list[float]] = []
         try:
-            # handshake first so the log header can name what each bot announced
-            async def start(p: Player) -> None:
+            # the three start at once; the handshakes follow, so the log header names what each announced
+            for p in players:
                 try:
-                    await p.ensure_started(M.partie_start(1, p.seat, 12, [b.label for b in cfg.bots]))
+                    p.start()
                 except BotFault as f:
                     p.pending_fault = f  # charged at the first deal (R12.1: the bot process ended)
-
-            await asyncio.gather(*(start(p) for p in players))  # the three start at once
-            t_play = time.perf_counter()
+            for p in players:
+                if p.pending_fault is None:
+                    try:
+                        p.handshake(M.partie_start(1, p.seat, 12, [b.label for b in cfg.bots]))
+                    except BotFault as f:
+                        p.pending_fault = f
+                        p.kill()
+            t_play, cpu_play = time.perf_counter(), time.process_time()
             if cfg.log_path is not None:
                 from .log import LogWriter
-                self.log = LogWriter(cfg.log_path, self._header(players))
+                self.log = LogWriter(cfg.log_path, self._header(players), sign_key=cfg.sign_key)
             for i in range(cfg.partie):
                 n = i + 1
                 deck = cfg.decks[i] if cfg.decks else None
                 partie = Partie(deck, seed=f"{cfg.seed}:{n}")
-                totals = await self._play_partie(n, partie, players)
+                totals = self._play_partie(n, partie, players)
                 partie_totals.append(totals)
                 partie_places.append(partie.places())
                 if cfg.keep_partie:
                     self.parties.append(partie)
                 self.progress(f"partie {n}: {totals}")
             self.play_seconds = time.perf_counter() - t_play
+            self.play_cpu_seconds = time.process_time() - cpu_play
             if self.log is not None:
                 self.log.close()
         finally:
-            for p in players:
-                if p.proc is not None and not p.proc.closed:
+            for p in players:  # bye to all first, so that they end meanwhile
+                if p.io is not None and not p.io.closed:
                     with contextlib.suppress(BotFault):  # it is ended below either way
-                        await p.proc.send(M.BYE)
-            await asyncio.gather(*(p.close() for p in players), return_exceptions=True)
+                        p.io.send_lines([BYE_LINE])
+            for p in players:
+                p.close()
             for f in tfiles:
                 if f is not None:
                     f.close()
         return MatchResult([p.name for p in players], partie_totals, partie_places, [p.stats for p in players],
-                           cfg.log_path, self.faults, self.parties)
+                           cfg.log_path, self.faults, self.parties, players[0].stderr_path.parent)
 
     def _header(self, players: list[Player]) -> dict:
         cfg = self.config
@@ -399,46 +426,46 @@ class Referee:
             "fault_policy": cfg.policy.to_dict(),
         }
 
-    async def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:
+    def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:
         cfg = self.config
         names = [b.label for b in cfg.bots]
         for p in players:
             p.faults_in_partie = 0
-            p.replacement = None
-            bank = p.limits()["bank_ms"]
-            p.bank_ms = float(bank) if bank else None
-            if p.proc is not None and p.proc.alive and not p.proc.closed and n > 1:
-                await p.send(M.partie_start(n, p.seat, partie.n_deals, names))
+            p.new_clock()
+            if p.ready and n > 1:
+                p.send(M.partie_start(n, p.seat, partie.n_deals, names))
         if self.log is not None:
-            self.log.partie_start(n, f"{cfg.seed}:{n}", [str(c) for c in partie.initial_deck])
+            self.log.partie_start(n, deck_book=cfg.decks is not None)
+        max_faults = cfg.policy.max_faults
+        forfeit = None
         for deal in partie.iter_deals():
             index = len(partie.deals)
             deck = list(deal.deck)
-            times = await self._play_deal(n, index, partie.cuts[-1], deal, players, partie)
+            times = self._play_deal(n, index, partie.cuts[-1], deal, players, partie)
             if self.log is not None:
                 self.log.deal(n, index, deal, partie.cuts[-1], [str(c) for c in deck], times)
+            out = [p for p in players if p.faults_in_partie >= max_faults]
+            if out and index < partie.n_deals:
+                forfeit = self._forfeit(n, partie, out[0])
         totals = partie.totals()
         places = partie.places()
         for p in players:
-            await p.send(M.partie_end(n, totals, places))
+            p.send(M.partie_end(n, totals, places, forfeit))
         if self.log is not None:
             self.log.partie_end(n, totals, places)
         return totals
 
-    async def _play_deal(self, n: int, index: int, cut: int | None, deal: Deal, players: list[Player], partie: Partie) -> list[float]:
-        cfg = self.config
-        names = [b.label for b in cfg.bots]
+    def _play_deal(self, n: int, index: int, cut: int | None, deal: Deal, players: list[Player], partie: Partie) -> list[float]:
+        names = [b.label for b in self.config.bots]
         times: list[float] = []
-        # make sure every seat has a working bot; a bot that cannot start faults this deal
+        # every seat needs a working bot; a bot that cannot start faults this deal
         for p in players:
             if p.pending_fault is not None:
                 f, p.pending_fault = p.pending_fault, None
                 self._fault(deal, p, f, n, index)
                 break
-            if p.ready:
-                continue
             try:
-                await p.ensure_started(M.partie_start(n, p.seat, partie.n_deals, names))
+                p.ensure_started(M.partie_start(n, p.seat, partie.n_deals, names))
             except BotFault as f:
                 self._fault(deal, p, f, n, index)
                 break
@@ -451,30 +478,18 @@ class Referee:
             legal = deal.legal_actions()
             texts = [a.code for a in legal]
             decision = deal.decision
-            if p.replacement is not None:
-                await p.flush()
-                t0 = time.perf_counter()
-                try:
-                    choice = p.replacement.decide(decision, deal.view(seat), texts)
-                    action = legal[texts.index(choice)]
-                except Exception as e:  # the stand-in must never stop the match
-                    self.progress(f"partie {n} deal {index}: replacement robot failed ({e!r}); first legal action taken")
-                    action = legal[0]
-                ms = (time.perf_counter() - t0) * 1000
-            else:
-                self.request_id += 1
-                rid = self.request_id
-                limit_ms = p.decision_limit_ms()
-                line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
-                try:
-                    answer, elapsed = await p.request(line, limit_ms / 1000)
-                    action = self._check_answer(answer, rid, legal, seat, elapsed)
-                except BotFault as f:
-                    self._fault(deal, p, f, n, index)
-                    break
-                ms = elapsed * 1000
-                if p.bank_ms is not None:
-                    p.bank_ms -= ms
+            self.request_id += 1
+            rid = self.request_id
+            limit_ms = p.clock.limit_ms()
+            line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
+            try:
+                answer, elapsed = p.request(line, limit_ms / 1000)
+                action = self._check_answer(answer, rid, legal, texts, seat, elapsed)
+            except BotFault as f:
+                self._fault(deal, p, f, n, index)
+                break
+            ms = elapsed * 1000
+            p.clock.spend(ms)
             p.stats.add_time(ms)
             times.append(round(ms, 3))
             before_tricks = len(deal.tricks)
@@ -484,28 +499,28 @@ class Referee:
                 q.queue_lines(lines)
         if deal.fault_info is not None:
             fi = deal.fault_info
-            line = encode_line(M.event(n, index, M.fault_event(fi.seat, fi.kind, fi.message)))
+            line = encode_line(M.event(n, index, M.fault_event(fi.seat, fi.kind)))
             for q in players:
                 q.queue_lines([line])
         result = deal.result.to_dict()
         for p in players:
             p.queue(M.deal_end(n, index, p.seat, deal.view(p.seat), result))
-            await p.flush()
+            p.flush()
         return times
 
-    def _check_answer(self, answer: dict, rid: int, legal: list[Action], seat: int, elapsed: float) -> Action:
+    def _check_answer(self, answer: dict, rid: int, legal: list[Action], texts: list[str], seat: int,
+                      elapsed: float) -> Action:
         if answer.get("type") != "action":
-            raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {answer.get('type')!r}",
+            raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {_shown(answer.get('type'))}",
                            _raw(answer), elapsed)
-        if answer.get("id") != rid:
-            raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {answer.get('id')!r} is not the request id {rid}",
-                           _raw(answer), elapsed)
+        got = answer.get("id")
+        if type(got) is not int or got != rid:  # 11.0 and true are not JSON integers
+            raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {_shown(got)} is not the request id {rid} "
+                           "(a JSON integer)", _raw(answer), elapsed)
         text = answer.get("action")
-        if isinstance(text, str):
-            for action in legal:
-                if action.code == text:
-                    return action
-        raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {text!r} is not one of the {len(legal)} legal actions",
+        if type(text) is str and text in texts:
+            return legal[texts.index(text)]
+        raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {_shown(text)} is not one of the {len(legal)} legal actions",
                        _raw(answer), elapsed)
 
     def _fault(self, deal: Deal, p: Player, f: BotFault, n: int, index: int) -> None:
@@ -515,19 +530,28 @@ class Referee:
         p.faults_in_partie += 1
         self.faults.append({"partie": n, "deal": index, "seat": p.seat, "kind": kind, "message": f.message})
         self.progress(f"partie {n} deal {index}: seat {p.seat} fault {kind}: {f.message}")
-        # whatever state the process is in, it starts afresh for the next deal
-        if p.proc is not None:
-            p.proc.kill()
-        if p.faults_in_partie >= self.config.policy.max_faults and p.replacement is None:
-            import bots
-            p.replacement = bots.make("robot")
-            p.stats.replaced_in.append(n)
-            self.progress(f"partie {n}: seat {p.seat} replaced by the built-in robot after {p.faults_in_partie} faults (R12.3)")
+        p.kill()  # whatever state the bot is in, it starts afresh for the next deal
+
+    def _forfeit(self, n: int, partie: Partie, p: Player) -> dict:
+        """R12.3: ``p`` has faulted ``max_faults`` times in this partie and forfeits the rest of it."""
+        f = partie.forfeit(p.seat)
+        if self.log is not None:
+            self.log.forfeit(n, f.seat, f.from_deal, f.totals)
+        p.stats.forfeited.append({"partie": n, "from_deal": f.from_deal})
+        self.progress(f"partie {n}: seat {p.seat} forfeits deals {f.from_deal}-{partie.n_deals} after "
+                      f"{p.faults_in_partie} faults (R12.3: {f.totals[p.seat]} groše)")
+        return {"seat": f.seat, "from_deal": f.from_deal}
 
 
 def _raw(answer: dict) -> str:
-    """The evidence of a bad answer: its first 300 characters."""
-    return json.dumps(answer, ensure_ascii=False)[:300]
+    """The evidence of a bad answer: its first 300 characters, and its length if longer."""
+    return evidence(json.dumps(answer, ensure_ascii=False))
+
+
+def _shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (the evidence keeps more)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"…({len(text)} chars)"
 
 
 def deal_events(deal: Deal, decision: str, before_tricks: int, before_hl: int, viewer: int) -> list[dict]:
@@ -554,13 +578,18 @@ def _shared_events(deal: Deal, before_tricks: int, before_hl: int) -> list[dict]
     return out
 
 
+_HIDDEN = frozenset(("trump", "barva", "betl", "durch"))  # the only actions whose text may differ by viewer
+
+
 def event_lines(n: int, index: int, deal: Deal, decision: str, before_tricks: int, before_hl: int) -> list[list[str]]:
-    """For each seat, the encoded ``event`` messages of :func:`deal_events`.  Each
-    distinct line is encoded once and shared by every seat that is told the
-    same (usually all three: only a hidden discard or trump card makes the
-    action event differ)."""
-    h = len(deal.history) - 1
+    """For each seat, the encoded ``event`` messages of :func:`deal_events`, each distinct
+    line encoded once (only a hidden discard or trump card makes the action event differ)."""
     shared = [encode_line(M.event(n, index, body)) for body in _shared_events(deal, before_tricks, before_hl)]
+    action = deal.history[-1][1]
+    if action.kind not in _HIDDEN:
+        lines = [encode_line(M.event(n, index, _action_event(deal, decision, str(action)))), *shared]
+        return [lines, lines, lines]
+    h = len(deal.history) - 1
     by_text: dict[str, str] = {}  # public text of the action -> its encoded event
     out = []
     for viewer in range(3):
@@ -574,18 +603,9 @@ def event_lines(n: int, index: int, deal: Deal, decision: str, before_tricks: in
 
 def request_line(rid: int, n: int, index: int, decision: str, view: dict, texts: list[str], time_ms: int,
                  totals: list[int] | None = None) -> str:
-    """``encode_line(M.request(...))``, faster for long legal lists (a talon
-    decision has hundreds): the legal texts are joined as they are, which is
-    exactly their JSON when none holds a character JSON would escape (checked:
-    otherwise, or should ``legal`` ever stop being the last field, the encoder
-    does it all)."""
-    joined = '","'.join(texts)
-    if texts and joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined:
-        text = encode_line(M.request(rid, n, index, decision, view, [], time_ms, totals))
-        if text.endswith(',"legal":[]}'):
-            return text[:-3] + '["' + joined + '"]}'
+    """``encode_line(M.request(...))``: the encoded request line."""
     return encode_line(M.request(rid, n, index, decision, view, texts, time_ms, totals))
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None] | None = None) -> MatchResult:
-    return asyncio.run(Referee(config, progress).run())
+    return Referee(config, progress).run()

@@ -1,144 +1,47 @@
-"""Bot process layer: spawn a bot program and exchange JSON lines with it.
+"""Bot process layer: start a bot program and exchange JSON lines with it.
 
-This module knows nothing about the card game.  It starts a program from an
-argv list (never through a shell), in its own session / process group, sends
-one JSON object per line on its stdin, reads one JSON object per line from its
-stdout, enforces time and size limits, copies its stderr to a capped file and
-makes sure that no process of the bot's group survives :meth:`BotProcess.close`.
+This module knows nothing about the card game.  A :class:`BotProcess` starts a
+program from an argv list (never through a shell) in its own session and
+process group, writes JSON lines to its stdin, reads one bounded JSON line at a
+time from its stdout, copies its stderr to a capped file and, on
+:meth:`BotProcess.close`, ends every process of its group.
 
-Design notes
-------------
-* The pipes are plain non-blocking file descriptors driven by the event loop's
-  ``add_reader``/``add_writer``; no ``StreamReader`` and no per-line tasks.
-  Reading uses our own ``bytearray`` buffer, so a line longer than ``max_line``
-  is detected while holding at most ``max_line`` + one chunk in memory.
-* The exit of the bot's main process is watched without reaping it (a pidfd on
-  Linux, otherwise a helper thread blocked in ``waitid(WNOWAIT)``).  Because the
-  leader stays a zombie until :meth:`close` reaps it, its pid -- which is also
-  the process group id -- cannot be reused, so signalling the group is safe
-  even after the leader has exited.
-* A waiting :meth:`receive` also wakes up when the main process exits, so a
-  bot that dies while a child still holds its stdout open is reported as
-  ``EXIT`` immediately instead of running into the timeout.
-* Cost per answer: the stdout reader stays registered between waits (no
-  ``epoll_ctl`` pair and no event-loop bookkeeping per answer) and reads the
-  chunk itself when it fires for a waiting :meth:`receive`; if it fires while
-  nobody waits (output nobody asked for yet) it unregisters itself and leaves
-  the bytes in the pipe, so memory stays bounded as before.  Callers that have
-  their lines encoded already (the referee encodes a line once for every seat
-  that gets it) use :meth:`send_lines` / :meth:`request_lines`.
+Plain synchronous code: every wait is one ``poll()`` through a :class:`Poller`
+that several bots may share.  While the referee waits for the bot on move, the
+same poll drains every bot's stderr and notices any bot's exit (a pidfd per bot,
+readable once its main process has exited), with the time limit as the poll's
+timeout.  The main process is not reaped before :meth:`BotProcess.close`, so its
+pid -- which is also the process group id -- cannot be reused meanwhile and
+signalling the group stays safe after the leader has exited.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import atexit
-import enum
-import json
+import contextlib
+import math
 import os
+import select
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = [
-    "FaultKind",
-    "BotFault",
-    "BotCommand",
-    "BotProcess",
-    "kill_process_group",
-    "kill_process_group_now",
-    "encode_line",
-]
+from protocol.messages import MessageError, decode_line, encode_line
+
+from .faults import BotFault, FaultKind, evidence, tail_evidence
+
+__all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "StderrCopy", "open_private",
+           "kill_process_group_now", "kill_all_bots", "encode_line"]
 
 _CHUNK = 65536
-_EVIDENCE_CHARS = 300
 _STDERR_TAIL = 4096
+_IN, _OUT = select.POLLIN, select.POLLOUT
 
-# Outcomes delivered to a waiting future.
-_READY = 1
-_TIMEOUT = 2
-_EXITED = 3
-
-# Set to False (e.g. by tests) to force the thread based exit watcher.
+#: Set to False (e.g. by tests) to notice exits by polling ``waitid`` every few ms instead of a pidfd.
 _USE_PIDFD = hasattr(os, "pidfd_open")
-
-
-class FaultKind(str, enum.Enum):
-    """Why a bot failed to give a usable answer."""
-
-    ILLEGAL = "illegal"  # used by the layer above
-    MALFORMED = "malformed"  # line is not a JSON object / not UTF-8
-    WRONG_ID = "wrong-id"  # used by the layer above
-    UNEXPECTED = "unexpected"  # used by the layer above
-    TIMEOUT = "timeout"  # no complete line within the limit
-    EXIT = "exit"  # the process ended
-    CLOSED = "closed"  # stdout reached EOF while the process still runs
-    LINE_TOO_LONG = "line-too-long"
-    START = "start"  # the program could not be started
-
-    def __str__(self) -> str:  # "timeout" rather than "FaultKind.TIMEOUT"
-        return self.value
-
-
-def _evidence(raw: bytes | bytearray | str | None) -> str:
-    """The first 300 characters of ``raw``, with "…(N bytes)" if cut."""
-    if not raw:
-        return ""
-    if isinstance(raw, str):
-        if len(raw) <= _EVIDENCE_CHARS:
-            return raw
-        size = len(raw.encode("utf-8", "replace"))
-        return raw[:_EVIDENCE_CHARS] + f"…({size} bytes)"
-    size = len(raw)
-    head = bytes(raw[: _EVIDENCE_CHARS * 4]).decode("utf-8", "replace")
-    if size <= _EVIDENCE_CHARS * 4 and len(head) <= _EVIDENCE_CHARS:
-        return head
-    return head[:_EVIDENCE_CHARS] + f"…({size} bytes)"
-
-
-def _tail_evidence(raw: bytes | bytearray) -> str:
-    """The last 300 characters of ``raw`` (used for stderr output)."""
-    if not raw:
-        return ""
-    text = bytes(raw).decode("utf-8", "replace")
-    if len(text) <= _EVIDENCE_CHARS:
-        return text
-    return f"…(last {_EVIDENCE_CHARS} chars) " + text[-_EVIDENCE_CHARS:]
-
-
-class BotFault(Exception):
-    """A bot did not produce a usable answer (or could not even run)."""
-
-    def __init__(
-        self,
-        kind: FaultKind,
-        message: str,
-        evidence: str = "",
-        elapsed: float = 0.0,
-    ) -> None:
-        super().__init__(f"{kind.value}: {message}")
-        self.kind = FaultKind(kind)
-        self.message = message
-        self.evidence = evidence
-        self.elapsed = elapsed
-
-    def to_dict(self) -> dict:
-        return {
-            "kind": self.kind.value,
-            "message": self.message,
-            "evidence": self.evidence,
-            "elapsed": round(self.elapsed, 6),
-        }
-
-    def __repr__(self) -> str:
-        return (
-            f"BotFault(kind={self.kind.value!r}, message={self.message!r}, "
-            f"evidence={self.evidence!r}, elapsed={self.elapsed:.6f})"
-        )
+_EXIT_TICK = 0.02  # seconds between exit checks without a pidfd
 
 
 @dataclass
@@ -148,50 +51,6 @@ class BotCommand:
     argv: list[str]
     cwd: str | None = None
     env: dict[str, str] | None = None
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def _make_line_encoder() -> Callable[[object], str]:
-    """``_ENCODER.encode``, without its set-up cost per call.
-
-    ``JSONEncoder.encode`` builds a new C encoder object for every message,
-    which costs about as much as encoding a short message; the referee encodes
-    several per decision, so one C encoder with the same settings is made once
-    and reused.  Where the C accelerator is missing or takes other arguments
-    (it is an implementation detail of :mod:`json`), or does not give exactly
-    the same text for a probe, ``_ENCODER.encode`` itself is used.
-    """
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return _ENCODER.encode
-    try:
-        # markers=None: no check for circular references (messages are trees)
-        c_encode = make(None, _ENCODER.default, json.encoder.encode_basestring, None,
-                        _ENCODER.key_separator, _ENCODER.item_separator, False, False, False)
-    except TypeError:
-        return _ENCODER.encode
-
-    def encode(message) -> str:
-        return "".join(c_encode(message, 0))
-
-    probe = {"a": [0, -7, 1.5, "é č \"\\\n\u2028", None, True, False, {}, []], "b": {"c": {"d": "x"}}, "": 2**70}
-    try:
-        same = encode(probe) == _ENCODER.encode(probe)
-    except Exception:
-        same = False
-    return encode if same else _ENCODER.encode
-
-
-#: One message as the JSON text of its line (without the newline), exactly as
-#: :meth:`BotProcess.send` writes it; for callers of :meth:`BotProcess.send_lines`.
-encode_line = _make_line_encoder()
 
 
 def _describe_returncode(rc: int | None) -> str:
@@ -206,14 +65,40 @@ def _describe_returncode(rc: int | None) -> str:
     return f"bot process exited with return code {rc}"
 
 
+def open_private(path: str | os.PathLike, mode: str = "ab"):
+    """Open ``path`` for appending (``"ab"``) or writing text (``"w"``) as a file only its
+    owner can read (0600); missing folders are created 0700."""
+    path = os.fspath(path)
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, mode=0o700, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)
+    if "b" in mode:
+        return os.fdopen(fd, mode, buffering=0)
+    return os.fdopen(fd, mode, encoding="utf-8")
+
+
 # --------------------------------------------------------------------------
-# process group helpers
+# process groups
 
 _LIVE_GROUPS: set[int] = set()
 
 
+def kill_process_group_now(pgid: int, sig: int = signal.SIGKILL) -> bool:
+    """Send ``sig`` to process group ``pgid``; False if the group is gone."""
+    if pgid <= 1:
+        return False
+    try:
+        os.killpg(pgid, sig)
+    except OSError:
+        return False
+    return True
+
+
 def kill_all_bots() -> None:
-    """SIGKILL the process group of every bot this process started and has not closed
+    """SIGKILL the group of every bot this process started and has not closed
     (a last resort for a process that is about to exit)."""
     for pgid in list(_LIVE_GROUPS):
         kill_process_group_now(pgid)
@@ -223,85 +108,103 @@ def kill_all_bots() -> None:
 atexit.register(kill_all_bots)
 
 
-def kill_process_group_now(pgid: int, sig: int = signal.SIGKILL) -> bool:
-    """Send ``sig`` to process group ``pgid``; False if the group is gone."""
-    if pgid <= 1:
-        return False
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        return False
-    except OSError:
-        return False
-    return True
-
-
-async def kill_process_group(pgid: int, grace: float = 0.2) -> None:
-    """SIGTERM the group, give it ``grace`` seconds, then SIGKILL it.
-
-    Members that already are zombies still count as present for ``killpg``,
-    so this waits the whole grace period in that case; it never raises.
-    """
-    if not kill_process_group_now(pgid, signal.SIGTERM):
-        return
-    deadline = time.monotonic() + max(grace, 0.0)
-    while time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-        if not kill_process_group_now(pgid, 0):
-            return
-    kill_process_group_now(pgid, signal.SIGKILL)
-
-
 def _group_has_live_members(pgid: int) -> bool:
-    """Whether process group ``pgid`` still has a member that is not a zombie.
-
-    ``killpg(pgid, 0)`` alone also counts zombies (which may linger if the
-    init process of a container does not reap orphans), so on Linux the
-    members are looked up in /proc when the group still exists.
-    """
-    if pgid <= 1:
+    """Whether group ``pgid`` still has a member that is not a zombie (``killpg(pgid, 0)``
+    alone counts zombies, which linger where no init process reaps orphans)."""
+    if not kill_process_group_now(pgid, 0):
         return False
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
     try:
         names = os.listdir("/proc")
     except OSError:
         return True
     for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        fields = data[data.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            fields = data[data.rfind(b")") + 2:].split()
+            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                return True
     return False
-
-
-def _wake(fut: asyncio.Future, value: int) -> None:
-    if not fut.done():
-        fut.set_result(value)
 
 
 # --------------------------------------------------------------------------
 
 
-class BotProcess:
-    """One running bot program, spoken to with one JSON object per line.
+class StderrCopy:
+    """A bot's stderr, copied to a file up to ``cap`` bytes (then one marker line), and its
+    last few KiB kept in memory for fault reports."""
 
-    Not safe for concurrent ``receive`` calls (one reader at a time); one
-    ``send`` may run concurrently with one ``receive``.
+    def __init__(self, path: str | os.PathLike | None, cap: int) -> None:
+        self.cap = max(0, int(cap))
+        self.tail = bytearray()
+        self._file = open_private(path) if path is not None else None
+        self._written = 0
+        self._marked = False
+        self._last = b"\n"
+
+    def write(self, chunk: bytes) -> None:
+        self.tail += chunk[-_STDERR_TAIL:]
+        del self.tail[:-_STDERR_TAIL]
+        f = self._file
+        if f is None:
+            return
+        room = self.cap - self._written
+        try:
+            if room > 0:
+                part = chunk[:room]
+                f.write(part)
+                self._written += len(part)
+                self._last = part[-1:]
+            if len(chunk) > room and not self._marked:
+                self._marked = True
+                lead = b"" if self._last == b"\n" else b"\n"
+                f.write(lead + f"[marias: stderr truncated at {self.cap} bytes]\n".encode())
+        except OSError:  # the file cannot be written (disk full...): keep draining, stop copying
+            self.close()
+
+    def close(self) -> None:
+        f, self._file = self._file, None
+        if f is not None:
+            with contextlib.suppress(OSError):
+                f.close()
+
+
+class Poller:
+    """One ``poll()`` over the descriptors of several bots.  Each watched descriptor has
+    a handler, called with the poll events when it is ready."""
+
+    def __init__(self) -> None:
+        self._poll = select.poll()
+        self._handlers: dict[int, Callable[[int], None]] = {}
+
+    def watch(self, fd: int, handler: Callable[[int], None], events: int = _IN) -> None:
+        self._poll.register(fd, events)
+        self._handlers[fd] = handler
+
+    def unwatch(self, fd: int) -> None:
+        if self._handlers.pop(fd, None) is not None:
+            self._poll.unregister(fd)
+
+    def wait(self, timeout: float | None) -> None:
+        """Wait up to ``timeout`` seconds (None: no limit) and run the handler of every ready descriptor."""
+        ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
+        for fd, events in self._poll.poll(ms):
+            handler = self._handlers.get(fd)
+            if handler is not None:
+                handler(events)
+
+
+class BotProcess:
+    """One bot program, spoken to with one JSON object per line.
+
+    ``poller``: shared with the other bots of a match, so that a wait for this bot
+    also drains their stderr and notices their exit.
     """
 
-    #: How long to wait for the exit status after stdout reached EOF before
-    #: deciding the bot merely closed its stdout (CLOSED) rather than exited.
+    #: After stdout reached EOF, how long to wait for the exit before calling it CLOSED.
     eof_exit_wait = 0.1
     #: Wait after SIGTERM before SIGKILL in :meth:`close`.
     term_wait = 0.2
@@ -310,58 +213,32 @@ class BotProcess:
     #: How long :meth:`close` waits for killed group members to disappear.
     group_wait = 1.0
 
-    def __init__(
-        self,
-        command: BotCommand,
-        *,
-        name: str = "bot",
-        stderr_path: str | os.PathLike | None = None,
-        stderr_cap: int = 1_000_000,
-        max_line: int = 1_000_000,
-        transcript: Callable[[str, str], None] | None = None,
-        write_timeout: float | None = 10.0,
-    ) -> None:
+    def __init__(self, command: BotCommand, *, name: str = "bot", stderr_path: str | os.PathLike | None = None,
+                 stderr_cap: int = 1_000_000, max_line: int = 1_000_000,
+                 transcript: Callable[[str, str], None] | None = None, write_timeout: float | None = 10.0,
+                 poller: Poller | None = None) -> None:
         self.command = command
         self.name = name
         self.stderr_path = stderr_path
-        self.stderr_cap = max(0, int(stderr_cap))
+        self.stderr_cap = stderr_cap
         self.max_line = max(1, int(max_line))
         self.transcript = transcript
         self.write_timeout = write_timeout
-
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.poller = poller or Poller()
         self._popen: subprocess.Popen | None = None
-        self._pid = -1
-        self._stdin_fd = -1
-        self._stdout_fd = -1
-        self._stderr_fd = -1
-        self._pidfd = -1
-        self._started = False
-        self._closing = False
+        self._pid = self._stdin = self._stdout = self._stderr = self._pidfd = -1
         self._closed = False
-        self._close_done: asyncio.Future | None = None
-
-        # stdout state
+        self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
+        self._peek = None  # a poll over this bot's stdout alone: output nobody asked for?
+        # stdout
         self._buf = bytearray()
-        self._scan = 0  # bytes of _buf already known to contain no newline
+        self._scan = 0  # bytes of _buf known to hold no newline
         self._skipping = False  # discarding the rest of an over-long line
         self._eof = False
-        self._read_waiter: asyncio.Future | None = None
-        self._stdout_watched = False  # the stdout reader is registered (see _on_stdout)
-        self._write_waiter: asyncio.Future | None = None
-
-        # exit state (leader exited, not necessarily reaped)
+        # exit of the main process (noticed, not reaped until close)
         self._exited = False
         self._returncode: int | None = None
-        self._exit_future: asyncio.Future | None = None
-        self._reaped = False
-
-        # stderr state
-        self._stderr_file = None
-        self._stderr_written = 0
-        self._stderr_marked = False
-        self._stderr_last = b"\n"
-        self._stderr_tail = bytearray()
+        self._stderr_copy = StderrCopy(None, 0)
 
     # ------------------------------------------------------------------ info
 
@@ -376,15 +253,13 @@ class BotProcess:
 
     @property
     def returncode(self) -> int | None:
-        if not self._exited and self._started:
+        if self._popen is not None and not self._exited:
             self._check_exit()
         return self._returncode
 
     @property
     def alive(self) -> bool:
-        if not self._started or self._exited:
-            return False
-        return not self._check_exit()
+        return self._popen is not None and not self._closed and not self._exited and not self._check_exit()
 
     @property
     def closed(self) -> bool:
@@ -393,126 +268,107 @@ class BotProcess:
     @property
     def stderr_tail(self) -> str:
         """The last few KiB the bot wrote to stderr (decoded leniently)."""
-        return bytes(self._stderr_tail).decode("utf-8", "replace")
+        return bytes(self._stderr_copy.tail).decode("utf-8", "replace")
 
     def __repr__(self) -> str:
-        state = "new" if not self._started else ("closed" if self._closed else "running")
+        state = "new" if self._popen is None else "closed" if self._closed else "running"
         return f"<BotProcess {self.name!r} pid={self.pid} {state}>"
 
-    async def __aenter__(self) -> "BotProcess":
-        if not self._started:
-            await self.start()
+    def __enter__(self) -> "BotProcess":
+        if self._popen is None:
+            self.start()
         return self
 
-    async def __aexit__(self, *exc) -> None:
-        await self.close()
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ----------------------------------------------------------------- start
 
-    async def start(self) -> None:
-        if self._started:
+    def start(self) -> None:
+        """Start the program; a :class:`BotFault` of kind START if it cannot be started."""
+        if self._popen is not None:
             raise RuntimeError("BotProcess.start() called twice")
-        loop = asyncio.get_running_loop()
         argv = [os.fspath(a) for a in self.command.argv]
         if not argv:
             raise BotFault(FaultKind.START, f"{self.name}: empty command line")
-        env = None
-        if self.command.env:
-            env = dict(os.environ)
-            env.update(self.command.env)
-
-        stderr_file = None
-        if self.stderr_path is not None:
-            path = os.fspath(self.stderr_path)
-            parent = os.path.dirname(path)
-            if parent:
-                os.makedirs(parent, exist_ok=True)
-            stderr_file = open(path, "ab", buffering=0)
-
+        env = {**os.environ, **self.command.env} if self.command.env else None
+        self._stderr_copy = StderrCopy(self.stderr_path, self.stderr_cap)
         try:
-            popen = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.command.cwd,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-                bufsize=0,
-            )
+            popen = self._spawn(argv, self.command.cwd, env)
         except (OSError, ValueError) as exc:
-            if stderr_file is not None:
-                stderr_file.close()
+            self._stderr_copy.close()
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             where = f" (cwd {self.command.cwd!r})" if self.command.cwd else ""
-            raise BotFault(
-                FaultKind.START,
-                f"{self.name}: cannot start {argv[0]!r}{where}: {reason}",
-            ) from exc
-
-        self._loop = loop
-        self._popen = popen
-        self._pid = popen.pid
-        self._started = True
-        self._stderr_file = stderr_file
+            raise BotFault(FaultKind.START, f"{self.name}: cannot start {argv[0]!r}{where}: {reason}") from exc
+        self._popen, self._pid = popen, popen.pid
         _LIVE_GROUPS.add(self._pid)
-        self._stdin_fd = popen.stdin.fileno()
-        self._stdout_fd = popen.stdout.fileno()
-        self._stderr_fd = popen.stderr.fileno()
-        self._exit_future = loop.create_future()
-        try:
-            for fd in (self._stdin_fd, self._stdout_fd, self._stderr_fd):
-                os.set_blocking(fd, False)
-            loop.add_reader(self._stderr_fd, self._on_stderr)
-            self._watch_exit()
-        except BaseException:
-            self.kill()
-            raise
-
-    # ------------------------------------------------------------ exit watch
-
-    def _watch_exit(self) -> None:
-        loop = self._loop
+        self._stdin, self._stdout, self._stderr = popen.stdin.fileno(), popen.stdout.fileno(), popen.stderr.fileno()
+        for fd in (self._stdin, self._stdout, self._stderr):
+            os.set_blocking(fd, False)
+        self.poller.watch(self._stderr, self._on_stderr)
+        self._peek = select.poll()
+        self._peek.register(self._stdout, _IN)
         if _USE_PIDFD:
-            try:
+            with contextlib.suppress(OSError):
                 self._pidfd = os.pidfd_open(self._pid)
-            except OSError:
-                self._pidfd = -1
-            if self._pidfd >= 0:
-                loop.add_reader(self._pidfd, self._on_exit_notice)
-                return
-        thread = threading.Thread(
-            target=self._exit_thread, name=f"marias-exit-{self._pid}", daemon=True
-        )
-        thread.start()
+                self.poller.watch(self._pidfd, self._on_exit)
 
-    def _exit_thread(self) -> None:
-        with contextlib.suppress(ChildProcessError, InterruptedError, OSError):
-            os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOWAIT)
-        with contextlib.suppress(RuntimeError):  # loop closed
-            self._loop.call_soon_threadsafe(self._on_exit_notice)
+    def _spawn(self, argv: list[str], cwd: str | None, env: dict[str, str] | None) -> subprocess.Popen:
+        """The one place a bot program is started: in a session (and process group) of its own."""
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                cwd=cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
 
-    def _on_exit_notice(self) -> None:
-        if self._pidfd >= 0:
-            self._loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
-            self._pidfd = -1
-        if not self._check_exit() and not self._reaped:
-            # The notice means the process is gone; trust it even if waitid
-            # could not tell us the status.
-            self._mark_exited(None)
+    # ------------------------------------------------------------ waiting
+
+    def _set_ready(self, _events: int) -> None:
+        self._fd_ready = True
+
+    def _wait_for(self, fd: int, events: int, deadline: float | None) -> bool:
+        """Poll until ``fd`` is ready (True), or the main process has exited or ``deadline``
+        has passed (False); meanwhile the poller serves every bot's stderr and exit."""
+        self._fd_ready = False
+        self.poller.watch(fd, self._set_ready, events)
+        try:
+            while not self._exited:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                if self._pidfd < 0:
+                    if self._check_exit():
+                        break
+                    left = _EXIT_TICK if left is None else min(left, _EXIT_TICK)
+                self.poller.wait(left)
+                if self._fd_ready:
+                    return True
+            return False
+        finally:
+            self.poller.unwatch(fd)
+
+    def _wait_exit(self, timeout: float) -> bool:
+        """Whether the main process exits within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not (self._exited or self._check_exit()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self.poller.wait(left if self._pidfd >= 0 else min(left, 0.005))
+        return True
+
+    def _on_exit(self, _events: int) -> None:
+        """The pidfd is readable: the main process has exited."""
+        self._drop_pidfd()
+        if not self._check_exit():
+            self._mark_exited(None)  # gone, though waitid could not say how
 
     def _check_exit(self) -> bool:
-        """Poll (without reaping) whether the leader has exited."""
+        """Whether the main process has exited (noticed without reaping it)."""
         if self._exited:
             return True
         if self._pid <= 0:
             return False
         try:
             res = os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            # Reaped by someone else (or by us): status is unknown here.
+        except ChildProcessError:  # reaped already: the status is Popen's, if anyone's
             self._mark_exited(self._popen.returncode if self._popen else None)
             return True
         except OSError:
@@ -520,69 +376,36 @@ class BotProcess:
         if res is None:
             return False
         if res.si_code == os.CLD_EXITED:
-            rc = res.si_status
+            self._mark_exited(res.si_status)
         elif res.si_code in (os.CLD_KILLED, os.CLD_DUMPED):
-            rc = -res.si_status
-        else:  # stopped/continued are not requested; be defensive
+            self._mark_exited(-res.si_status)
+        else:
             return False
-        self._mark_exited(rc)
         return True
 
     def _mark_exited(self, rc: int | None) -> None:
-        if self._exited:
-            return
-        self._exited = True
-        self._returncode = rc
-        fut = self._exit_future
-        if fut is not None and not fut.done():
-            fut.set_result(rc)
-        for waiter in (self._read_waiter, self._write_waiter):
-            if waiter is not None and not waiter.done():
-                waiter.set_result(_EXITED)
+        if not self._exited:
+            self._exited, self._returncode = True, rc
+            self._drop_pidfd()
 
-    async def _wait_exit(self, timeout: float) -> bool:
-        if self._exited or self._check_exit():
-            return True
-        fut = self._exit_future
-        if timeout > 0 and fut is not None and not fut.done():
-            await asyncio.wait((fut,), timeout=timeout)
-        return self._exited or self._check_exit()
+    def _drop_pidfd(self) -> None:
+        if self._pidfd >= 0:
+            self.poller.unwatch(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = -1
 
     # ----------------------------------------------------------------- stderr
 
-    def _on_stderr(self) -> None:
+    def _on_stderr(self, _events: int) -> None:
         self._pump_stderr(1)
 
-    def _store_stderr(self, chunk: bytes) -> None:
-        tail = self._stderr_tail
-        tail += chunk[-_STDERR_TAIL:]
-        if len(tail) > _STDERR_TAIL:
-            del tail[:-_STDERR_TAIL]
-        f = self._stderr_file
-        if f is None:
-            return
-        room = self.stderr_cap - self._stderr_written
-        try:
-            if room > 0:
-                part = chunk[:room] if len(chunk) > room else chunk
-                f.write(part)
-                self._stderr_written += len(part)
-                self._stderr_last = part[-1:]
-            if len(chunk) > room and not self._stderr_marked:
-                self._stderr_marked = True
-                lead = b"" if self._stderr_last == b"\n" else b"\n"
-                f.write(lead + f"[marias: stderr truncated at {self.stderr_cap} bytes]\n".encode())
-        except OSError:
-            # Cannot write the log (disk full...): keep draining, stop logging.
-            self._close_stderr_file()
-
     def _pump_stderr(self, max_chunks: int = 64) -> None:
-        """Synchronously drain whatever stderr output is available now."""
+        """Copy whatever stderr output is there now (at most ``max_chunks`` reads)."""
         for _ in range(max_chunks):
-            if self._stderr_fd < 0:
+            if self._stderr < 0:
                 return
             try:
-                chunk = os.read(self._stderr_fd, _CHUNK)
+                chunk = os.read(self._stderr, _CHUNK)
             except BlockingIOError:
                 return
             except OSError:
@@ -590,240 +413,173 @@ class BotProcess:
             if not chunk:
                 self._stop_stderr()
                 return
-            self._store_stderr(chunk)
+            self._stderr_copy.write(chunk)
 
     def _stop_stderr(self) -> None:
-        if self._stderr_fd >= 0:
-            self._loop.remove_reader(self._stderr_fd)
-            self._stderr_fd = -1
+        if self._stderr >= 0:
+            self.poller.unwatch(self._stderr)
+            self._stderr = -1
             with contextlib.suppress(OSError):
                 self._popen.stderr.close()
-        self._close_stderr_file()
-
-    def _close_stderr_file(self) -> None:
-        f = self._stderr_file
-        self._stderr_file = None
-        if f is not None:
-            with contextlib.suppress(OSError):
-                f.close()
+        self._stderr_copy.close()
 
     # ------------------------------------------------------------------ faults
 
-    def _not_usable(self, elapsed: float = 0.0) -> BotFault | None:
-        if not self._started:
+    def _usable(self) -> None:
+        if self._popen is None:
             raise RuntimeError("BotProcess used before start()")
-        if self._closing:
-            return BotFault(
-                FaultKind.EXIT,
-                f"{self.name}: bot process was closed ({_describe_returncode(self._returncode)})",
-                elapsed=elapsed,
-            )
-        return None
+        if self._closed:
+            raise BotFault(FaultKind.EXIT, f"{self.name}: bot process was closed ({_describe_returncode(self._returncode)})")
 
     def _exit_fault(self, elapsed: float) -> BotFault:
         self._pump_stderr()
-        evidence = _evidence(self._buf) if self._buf else _tail_evidence(self._stderr_tail)
-        return BotFault(
-            FaultKind.EXIT,
-            f"{self.name}: {_describe_returncode(self._returncode)}",
-            evidence,
-            elapsed,
-        )
+        shown = evidence(self._buf) if self._buf else tail_evidence(self._stderr_copy.tail)
+        return BotFault(FaultKind.EXIT, f"{self.name}: {_describe_returncode(self._returncode)}", shown, elapsed)
 
-    async def _eof_fault(self, start: float) -> BotFault:
-        if not await self._wait_exit(self.eof_exit_wait):
-            return BotFault(
-                FaultKind.CLOSED,
-                f"{self.name}: bot closed its standard output but is still running",
-                _evidence(self._buf),
-                self._loop.time() - start,
-            )
-        return self._exit_fault(self._loop.time() - start)
+    def _eof_fault(self, start: float) -> BotFault:
+        if self._wait_exit(self.eof_exit_wait):
+            return self._exit_fault(time.monotonic() - start)
+        return BotFault(FaultKind.CLOSED, f"{self.name}: bot closed its standard output but is still running",
+                        evidence(self._buf), time.monotonic() - start)
+
+    def _broken_pipe_fault(self) -> BotFault:
+        if self._wait_exit(self.eof_exit_wait):
+            return self._exit_fault(0.0)
+        return BotFault(FaultKind.EXIT, f"{self.name}: bot closed its standard input (broken pipe)",
+                        tail_evidence(self._stderr_copy.tail))
 
     # ------------------------------------------------------------------- send
 
-    async def send(self, message: dict, timeout: float | None = None) -> None:
-        """Write ``message`` as one JSON line.
+    def send(self, message: dict, timeout: float | None = None) -> None:
+        """Write ``message`` as one JSON line.  ``timeout`` bounds the wait for room in the
+        pipe (a bot that does not read); None means ``write_timeout`` (None: no limit)."""
+        self.send_lines([encode_line(message)], timeout)
 
-        ``timeout`` bounds how long we wait for the bot to make room in the
-        pipe (only matters for a bot that does not read its input); None means
-        the constructor's ``write_timeout`` (itself None = wait forever).
-        """
-        await self.send_many((message,), timeout)
-
-    async def send_many(self, messages, timeout: float | None = None) -> None:
-        """Write several messages, one JSON line each, with a single write."""
-        await self.send_lines([encode_line(m) for m in messages], timeout)
-
-    async def send_lines(self, lines: list[str], timeout: float | None = None) -> None:
-        """Write lines encoded already (with :func:`encode_line`, no newline), with a single write."""
+    def send_lines(self, lines: list[str], timeout: float | None = None) -> None:
+        """Write lines encoded already (:func:`encode_line`, no newline) with one ``os.write``
+        (more only when the pipe is full)."""
+        self._usable()
         if self.transcript is not None:
             for line in lines:
                 self.transcript("send", line)
-        if timeout is None:
-            timeout = self.write_timeout
-        data = "\n".join(lines) + "\n"
-        await self._write(data.encode("utf-8"), timeout)
-
-    async def _write(self, data: bytes, timeout: float | None) -> None:
-        fault = self._not_usable()
-        if fault is not None:
-            raise fault
         if self._exited:
             raise self._exit_fault(0.0)
-        fd = self._stdin_fd
+        data = ("\n".join(lines) + "\n").encode("utf-8")
         try:
-            n = os.write(fd, data)
+            n = os.write(self._stdin, data)
         except BlockingIOError:
             n = 0
         except OSError:
-            raise await self._broken_pipe_fault()
-        if n == len(data):
-            return
-        # Slow path: the pipe is full (the bot is not reading its input).
-        loop = self._loop
-        start = loop.time()
-        deadline = None if timeout is None else start + timeout
-        view = memoryview(data)[n:]
-        while view:
-            outcome = await self._wait_writable(deadline)
-            if self._closing:
-                raise self._not_usable(loop.time() - start)
-            if outcome == _EXITED or self._exited:
-                raise self._exit_fault(loop.time() - start)
-            if outcome == _TIMEOUT:
-                raise BotFault(
-                    FaultKind.TIMEOUT,
-                    f"{self.name}: bot did not read its input within {timeout:g} s",
-                    "",
-                    loop.time() - start,
-                )
-            try:
-                n = os.write(fd, view)
-            except BlockingIOError:
-                continue
-            except OSError:
-                raise await self._broken_pipe_fault()
-            view = view[n:]
+            raise self._broken_pipe_fault() from None
+        if n < len(data):
+            self._write_rest(memoryview(data)[n:], self.write_timeout if timeout is None else timeout)
 
-    async def _broken_pipe_fault(self) -> BotFault:
-        if await self._wait_exit(self.eof_exit_wait):
-            return self._exit_fault(0.0)
-        return BotFault(
-            FaultKind.EXIT,
-            f"{self.name}: bot closed its standard input (broken pipe)",
-            _tail_evidence(self._stderr_tail),
-        )
+    def _write_rest(self, data: memoryview, timeout: float | None) -> None:
+        """The pipe is full (the bot is not reading): write the rest as room appears, within ``timeout``."""
+        start = time.monotonic()
+        deadline = None if timeout is None else start + timeout
+        while data:
+            if not self._wait_for(self._stdin, _OUT, deadline):
+                if self._exited:
+                    raise self._exit_fault(time.monotonic() - start)
+                raise BotFault(FaultKind.TIMEOUT, f"{self.name}: bot did not read its input within {timeout:g} s",
+                               "", time.monotonic() - start)
+            try:
+                data = data[os.write(self._stdin, data):]
+            except BlockingIOError:
+                pass
+            except OSError:
+                raise self._broken_pipe_fault() from None
 
     # ---------------------------------------------------------------- receive
 
-    async def receive(self, timeout: float | None) -> dict:
+    def receive(self, timeout: float | None) -> dict:
         """Read one line and return it parsed as a JSON object."""
-        start = self._loop.time() if self._loop is not None else 0.0
-        deadline = None if timeout is None else start + timeout
-        return await self._read_message(start, deadline, timeout, False)
+        self._usable()
+        start = time.monotonic()
+        return self._read_message(start, timeout, read_first=True)
 
-    async def request(self, message: dict, timeout: float | None, preceding=()) -> tuple[dict, float]:
-        """Send ``message`` (after the informational ``preceding`` messages, in
-        the same write) and read the answer.
+    def request(self, message: dict, timeout: float | None, preceding=()) -> tuple[dict, float]:
+        """Send the informational ``preceding`` messages and ``message`` in one write and read the answer."""
+        return self.request_lines([*map(encode_line, preceding), encode_line(message)], timeout)
 
-        Returns ``(answer, elapsed)`` with ``elapsed`` measured from just after
-        the write to the moment the answer line was complete.
-        """
-        return await self.request_lines([*map(encode_line, preceding), encode_line(message)], timeout)
+    def request_lines(self, lines: list[str], timeout: float | None) -> tuple[dict, float]:
+        """Write ``lines`` (encoded; the last is the request) and read the answer.  Returns
+        ``(answer, elapsed)``, ``elapsed`` from just after the write to the complete answer line.
+        Output the bot wrote before this request is a fault (UNEXPECTED), whatever it says."""
+        self._usable()
+        self._refuse_early_output()
+        self.send_lines(lines)
+        start = time.monotonic()
+        answer = self._read_message(start, timeout, read_first=False)
+        return answer, time.monotonic() - start
 
-    async def request_lines(self, lines: list[str], timeout: float | None) -> tuple[dict, float]:
-        """:meth:`request` with every line encoded already (:func:`encode_line`);
-        the last line is the request."""
-        await self.send_lines(lines)
-        loop = self._loop
-        start = loop.time()
-        deadline = None if timeout is None else start + timeout
-        answer = await self._read_message(start, deadline, timeout, True)
-        return answer, loop.time() - start
+    def _refuse_early_output(self) -> None:
+        if not self._eof and self._peek.poll(0):
+            chunk = self._read_chunk()
+            if chunk:
+                self._buf += chunk
+            elif chunk == b"":
+                self._eof = True
+        if self._buf.strip():
+            raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
+                           evidence(self._buf))
 
-    async def _wait_writable(self, deadline: float | None) -> int:
-        loop = self._loop
-        fd = self._stdin_fd
-        fut = loop.create_future()
-        loop.add_writer(fd, _wake, fut, _READY)
-        self._write_waiter = fut
-        timer = None if deadline is None else loop.call_at(deadline, _wake, fut, _TIMEOUT)
+    def _read_chunk(self) -> bytes | None:
+        """What stdout holds now: bytes, ``b""`` at EOF, None if nothing yet."""
         try:
-            return await fut
-        finally:
-            if timer is not None:
-                timer.cancel()
-            self._write_waiter = None
-            if self._stdin_fd == fd:
-                loop.remove_writer(fd)
-
-    async def _wait_readable(self, deadline: float | None) -> int:
-        """Wait until :meth:`_on_stdout` has put a chunk (or EOF) in the buffer,
-        the deadline passes or the process exits."""
-        loop = self._loop
-        fut = loop.create_future()
-        self._read_waiter = fut
-        if not self._stdout_watched:
-            loop.add_reader(self._stdout_fd, self._on_stdout)
-            self._stdout_watched = True
-        timer = None if deadline is None else loop.call_at(deadline, _wake, fut, _TIMEOUT)
-        try:
-            return await fut
-        finally:
-            if timer is not None:
-                timer.cancel()
-            self._read_waiter = None
-
-    def _on_stdout(self) -> None:
-        """stdout is readable.  For a waiting receive: read one chunk into the
-        buffer and wake it.  With nobody waiting: stop watching until the next
-        wait (the reader is level-triggered and would fire again and again),
-        leaving the bytes in the pipe."""
-        waiter = self._read_waiter
-        if waiter is None or waiter.done():
-            self._unwatch_stdout()
-            return
-        try:
-            chunk = os.read(self._stdout_fd, _CHUNK)
+            return os.read(self._stdout, _CHUNK)
         except BlockingIOError:
-            return  # nothing after all; keep waiting
+            return None
         except OSError:
-            chunk = b""
-        if chunk:
-            self._buf += chunk
-        else:
-            self._eof = True
-        waiter.set_result(_READY)
+            return b""
 
-    def _unwatch_stdout(self) -> None:
-        if self._stdout_watched:
-            self._stdout_watched = False
-            self._loop.remove_reader(self._stdout_fd)
+    def _read_message(self, start: float, timeout: float | None, read_first: bool) -> dict:
+        deadline = None if timeout is None else start + timeout
+        buf = self._buf
+        while True:
+            while buf:
+                line = self._take_line(start)
+                if line is None:
+                    break
+                msg = self._parse(line, start)
+                if msg is not None:
+                    return msg
+            if self._eof:
+                raise self._eof_fault(start)
+            if read_first:  # (not when the request was just written: then nothing is there yet)
+                chunk = self._read_chunk()
+                if chunk:
+                    buf += chunk
+                    continue
+                if chunk == b"":
+                    self._eof = True
+                    continue
+                if self._exited:
+                    raise self._exit_fault(time.monotonic() - start)
+            read_first = True
+            if not self._wait_for(self._stdout, _IN, deadline) and not self._exited:
+                raise BotFault(FaultKind.TIMEOUT, f"{self.name}: no complete line within {timeout:g} s",
+                               evidence(buf), time.monotonic() - start)
 
     def _too_long(self, data, start: float) -> BotFault:
-        return BotFault(
-            FaultKind.LINE_TOO_LONG,
-            f"{self.name}: line longer than {self.max_line} bytes",
-            _evidence(data),
-            self._loop.time() - start,
-        )
+        return BotFault(FaultKind.LINE_TOO_LONG, f"{self.name}: line longer than {self.max_line} bytes",
+                        evidence(data), time.monotonic() - start)
 
     def _take_line(self, start: float) -> bytes | None:
-        """Remove and return the next complete line from the buffer."""
+        """Remove and return the next complete line from the buffer (None: no complete line);
+        an over-long line is a fault, and what is left of it is skipped up to its newline."""
         buf = self._buf
         while buf:
             i = buf.find(b"\n", self._scan)
             if i < 0:
                 if self._skipping:
                     buf.clear()
-                    self._scan = 0
-                    return None
-                if len(buf) > self.max_line:
+                elif len(buf) > self.max_line:
                     fault = self._too_long(buf, start)
                     buf.clear()
-                    self._scan = 0
                     self._skipping = True
+                    self._scan = 0
                     raise fault
                 self._scan = len(buf)
                 return None
@@ -836,230 +592,78 @@ class BotProcess:
             if i > self.max_line:
                 raise self._too_long(line, start)
             return line
+        self._scan = 0
         return None
 
     def _parse(self, line: bytes, start: float) -> dict | None:
+        """The JSON object on ``line`` (None for a blank line); a MALFORMED fault otherwise."""
         if line.endswith(b"\r"):
             line = line[:-1]
         if self.transcript is not None:
             self.transcript("recv", line.decode("utf-8", "replace"))
         try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BotFault(
-                FaultKind.MALFORMED,
-                f"{self.name}: line is not valid UTF-8",
-                _evidence(line),
-                self._loop.time() - start,
-            ) from None
-        if not text.strip():
-            return None  # blank lines are ignored
-        try:
-            value = _DECODER.decode(text)
-        except (ValueError, RecursionError) as exc:
-            raise BotFault(
-                FaultKind.MALFORMED,
-                f"{self.name}: line is not valid JSON ({exc})",
-                _evidence(text),
-                self._loop.time() - start,
-            ) from None
-        if type(value) is not dict:
-            raise BotFault(
-                FaultKind.MALFORMED,
-                f"{self.name}: expected a JSON object, got {type(value).__name__}",
-                _evidence(text),
-                self._loop.time() - start,
-            )
-        return value
-
-    async def _read_message(
-        self, start: float, deadline: float | None, timeout: float | None, wait_first: bool
-    ) -> dict:
-        fault = self._not_usable()
-        if fault is not None:
-            raise fault
-        loop = self._loop
-        fd = self._stdout_fd
-        buf = self._buf
-        while True:
-            if buf:
-                line = self._take_line(start)
-                if line is not None:
-                    msg = self._parse(line, start)
-                    if msg is not None:
-                        return msg
-                    continue
-            if self._eof:
-                raise await self._eof_fault(start)
-            if wait_first:
-                wait_first = False
-                chunk = None
-            else:
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except BlockingIOError:
-                    chunk = None
-                except OSError:
-                    chunk = b""
-            if chunk is None:
-                if self._exited:
-                    raise self._exit_fault(loop.time() - start)
-                # on _READY the chunk (or EOF) is in the buffer already
-                outcome = await self._wait_readable(deadline)
-                if self._closing:
-                    raise self._not_usable(loop.time() - start)
-                if outcome == _TIMEOUT:
-                    now = loop.time()
-                    if now < deadline:  # timer fired a hair early
-                        continue
-                    raise BotFault(
-                        FaultKind.TIMEOUT,
-                        f"{self.name}: no complete line within {timeout:g} s",
-                        _evidence(buf),
-                        now - start,
-                    )
-                continue
-            if not chunk:
-                self._eof = True
-                continue
-            # Fast path: exactly one complete line arrived on its own.
-            if not buf and not self._skipping and chunk.find(b"\n") == len(chunk) - 1:
-                if len(chunk) - 1 > self.max_line:
-                    raise self._too_long(chunk, start)
-                msg = self._parse(chunk[:-1], start)
-                if msg is not None:
-                    return msg
-                continue
-            buf += chunk
+            return decode_line(line)
+        except MessageError as exc:
+            raise BotFault(FaultKind.MALFORMED, f"{self.name}: {exc}", evidence(line),
+                           time.monotonic() - start) from None
 
     # ------------------------------------------------------------------ close
 
-    async def close(self, grace: float = 0.5) -> None:
-        """Stop the bot and everything in its process group.
+    def close(self, grace: float = 0.5) -> None:
+        """Stop the bot and everything in its process group (idempotent, never raises).
 
-        Closes stdin, waits up to ``grace`` seconds for a voluntary exit, then
-        SIGTERMs and finally SIGKILLs the process group; members that outlive
-        the leader are killed as well, and the leader is reaped.  Idempotent;
-        never raises (a cancellation of the caller is re-raised after the
-        synchronous part of the cleanup has been done).
+        Closes stdin, waits up to ``grace`` seconds for the bot to exit, then SIGTERMs
+        and at last SIGKILLs the group; members that outlive the leader are killed too,
+        and the leader is reaped.
         """
-        if not self._started or self._closed:
+        if self._popen is None or self._closed:
             return
-        if self._closing:
-            # Another close() is in progress: wait for it.
-            if self._close_done is not None and not self._close_done.done():
-                with contextlib.suppress(BaseException):
-                    await asyncio.shield(self._close_done)
-            return
-        self._closing = True
-        self._close_done = self._loop.create_future()
-        # Wake up anyone blocked in send/receive: they report EXIT.
-        for waiter in (self._read_waiter, self._write_waiter):
-            if waiter is not None and not waiter.done():
-                waiter.set_result(_EXITED)
         try:
             self._close_stdin()
-            if not await self._wait_exit(grace):
+            if not self._wait_exit(grace):
                 kill_process_group_now(self._pid, signal.SIGTERM)
-                if not await self._wait_exit(self.term_wait):
+                if not self._wait_exit(self.term_wait):
                     kill_process_group_now(self._pid, signal.SIGKILL)
-                    await self._wait_exit(self.kill_wait)
-            self._kill_and_reap()
-            # Signals are delivered asynchronously: wait (bounded) until the
-            # members that outlived the leader are really gone.
-            deadline = self._loop.time() + self.group_wait
-            while _group_has_live_members(self._pid) and self._loop.time() < deadline:
-                await asyncio.sleep(0.005)
-                kill_process_group_now(self._pid, signal.SIGKILL)
-        except asyncio.CancelledError:
-            self._finish()
-            raise
-        except Exception:
+                    self._wait_exit(self.kill_wait)
+        except Exception:  # noqa: BLE001 - the group is killed below whatever happened
             pass
         finally:
             self._finish()
+        # signals are delivered asynchronously: wait (bounded) until the survivors are gone
+        deadline = time.monotonic() + self.group_wait
+        while _group_has_live_members(self._pid) and time.monotonic() < deadline:
+            kill_process_group_now(self._pid, signal.SIGKILL)
+            time.sleep(0.005)
 
     def kill(self) -> None:
-        """Synchronous emergency stop: SIGKILL the group and release fds."""
-        if not self._started or self._closed:
-            return
-        self._closing = True
-        self._finish()
+        """Stop at once: SIGKILL the group, reap the leader, release the descriptors."""
+        if self._popen is not None and not self._closed:
+            self._finish()
 
     def _close_stdin(self) -> None:
-        if self._stdin_fd >= 0:
-            fd = self._stdin_fd
-            self._stdin_fd = -1
-            with contextlib.suppress(Exception):
-                self._loop.remove_writer(fd)
+        if self._stdin >= 0:
+            self._stdin = -1
             with contextlib.suppress(OSError):
                 self._popen.stdin.close()
 
-    def _kill_and_reap(self) -> None:
-        """SIGKILL the whole group, then reap the leader (synchronously)."""
-        if self._reaped:
-            return
-        # Kill the whole group, including children that outlived the leader.
-        # The leader is not reaped yet, so its pid (== pgid) cannot have been
-        # reused and signalling the group is safe.
-        kill_process_group_now(self._pid, signal.SIGKILL)
-        if not self._exited and not self._check_exit():
-            # Only reached when close() was cancelled, on kill(), or when the
-            # process is stuck: SIGKILL has been sent, give it a moment.
-            deadline = time.monotonic() + 0.5
-            while time.monotonic() < deadline and not self._check_exit():
-                time.sleep(0.002)
-        if self._exited:
-            try:
-                self._popen.wait(timeout=0.5)
-                self._reaped = True
-            except Exception:
-                pass
-            if self._returncode is None and self._popen.returncode is not None:
-                self._returncode = self._popen.returncode
-
     def _finish(self) -> None:
-        if self._closed:
-            return
         self._closed = True
-        pid = self._pid
-        try:
-            with contextlib.suppress(Exception):
-                self._kill_and_reap()
-        finally:
-            _LIVE_GROUPS.discard(pid)
-            self._release_fds()
-            fut = self._close_done
-            if fut is not None and not fut.done():
-                fut.set_result(None)
-
-    def _release_fds(self) -> None:
-        loop = self._loop
+        # the leader is not reaped yet, so its pid (== pgid) is still ours to signal
+        kill_process_group_now(self._pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self._popen.wait(timeout=0.5)
+            if self._returncode is None:
+                self._returncode = self._popen.returncode
+            self._exited = True
+        _LIVE_GROUPS.discard(self._pid)
         self._close_stdin()
-        if self._stdout_fd >= 0:
-            fd = self._stdout_fd
-            self._stdout_fd = -1
-            self._stdout_watched = False
-            with contextlib.suppress(Exception):
-                loop.remove_reader(fd)
+        if self._stdout >= 0:
+            self._stdout = -1
             with contextlib.suppress(OSError):
                 self._popen.stdout.close()
         with contextlib.suppress(Exception):
             self._pump_stderr()
-        try:
-            if self._stderr_fd >= 0:
-                self._stop_stderr()
-        except Exception:
-            pass
-        self._close_stderr_file()
-        if self._pidfd >= 0:
-            with contextlib.suppress(Exception):
-                loop.remove_reader(self._pidfd)
-            with contextlib.suppress(OSError):
-                os.close(self._pidfd)
-            self._pidfd = -1
+        self._stop_stderr()
+        self._drop_pidfd()
         self._buf = bytearray()
         self._scan = 0
-        fut = self._exit_future
-        if fut is not None and not fut.done():
-            fut.cancel()

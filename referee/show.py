@@ -314,8 +314,10 @@ def show(path, *, partie: int | None = None, deal: int | None = None, seat: int 
         raise ShowError(f"--seat must be 0, 1 or 2, not {seat}")
     p = _Paint(color)
     header = records[0][1]
+    footer = records[-1][1] if records[-1][1].get("type") == "footer" else {}
+    seed = footer.get("seed", header.get("seed", "not revealed (no footer)"))  # the footer reveals the seed
     out = [p.bold(f"log {path}"),
-           f"seed {header.get('seed')} · referee {header.get('referee_version')} · rules {header.get('rules_version')} · created {header.get('created')}"]
+           f"seed {seed} · referee {header.get('referee_version')} · rules {header.get('rules_version')} · created {header.get('created')}"]
     for b in header.get("bots") or []:
         if isinstance(b, dict):
             cmd = b.get("command")

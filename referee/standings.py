@@ -18,37 +18,17 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import NormalDist, fmean, stdev
+from statistics import fmean, stdev
 from typing import Iterable
 
 from tabulate import tabulate
 
 from .actions import ActionError, parse_action
+from .stats import estimate, t975
 
 CONTRACT_KINDS = ("hra", "sedma", "sto", "betl", "durch", "proti")
-TABLE_NAMES = ("standings", "play", "cross", "series", "rating")
+TABLE_NAMES = ("standings", "pairs", "play", "cross", "series", "rating")
 FORMATS = ("text", "md", "csv", "json")
-
-#: Student's t, two-sided 95% (the 0.975 quantile) for 1..9 degrees of freedom.
-_T975 = (12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622)
-
-
-def t975(df: int) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom.
-
-    A table below 10; from 10 on the Cornish–Fisher expansion around the normal
-    quantile (error below 1e-5 there, shrinking as df grows).
-    """
-    if df < 1:
-        raise ValueError("t needs at least one degree of freedom")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z = NormalDist().inv_cdf(0.975)
-    v = float(df)
-    return (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3)
-            + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / (92160 * v ** 4))
-
 
 # ------------------------------------------------------------------ reading logs
 
@@ -253,6 +233,7 @@ class Tournament:
     cross: dict[str, dict[str, int]]  # cross[a][b]: groše a won from b
     met: dict[str, dict[str, int]]  # partie a and b played at one table
     parties: list[PartieRecord]
+    head_to_head: list[dict] = field(default_factory=list)  # results of head-to-head folders (referee.duel)
 
 
 def compute(parties: list[PartieRecord]) -> Tournament:
@@ -371,6 +352,34 @@ def standings_rows(t: Tournament) -> list[dict]:
     return rows
 
 
+def pairwise_rows(t: Tournament) -> list[dict]:
+    """Each pair of bots that met: the mean of (row bot's groše − the other's) over the partie where both
+    sat, its 95% interval and the likelihood of superiority, duplicate groups as the sampling unit.
+
+    The row bot is the one ahead (a difference ≥ 0); pairs are listed by their difference, largest first.
+    """
+    diffs: dict[tuple[str, str], dict[tuple, list[int]]] = {}
+    for p in t.parties:
+        for i in range(3):
+            for j in range(3):
+                a, b = p.bots[i], p.bots[j]
+                if a < b:
+                    diffs.setdefault((a, b), {}).setdefault(p.group, []).append(p.totals[i] - p.totals[j])
+    rows = []
+    for (a, b), groups in diffs.items():
+        means = [fmean(v) for v in groups.values()]
+        e = estimate(means)
+        partie = sum(len(v) for v in groups.values())
+        mean = fmean([d for v in groups.values() for d in v])  # over the partie (groups may differ in size)
+        if mean < 0 or (mean == 0 and e.mean < 0):
+            a, b, mean, means = b, a, -mean, [-m for m in means]
+            e = estimate(means)
+        rows.append({"bot": a, "vs": b, "partie": partie, "groups": e.n, "diff": _r(mean), "±95%": _r(e.half),
+                     "LOS": None if e.los is None else round(e.los, 3)})
+    rows.sort(key=lambda r: (-(r["diff"] or 0), r["bot"], r["vs"]))
+    return rows
+
+
 def play_rows(t: Tournament, split: bool = False) -> list[dict]:
     """Deals as actor, contracts won/lost, fleks, faults and decision times, per bot."""
     rows = []
@@ -460,6 +469,8 @@ def rating_rows(t: Tournament) -> list[dict]:
 
 TITLES = {
     "standings": "Standings (groše; mean per partie with 95% interval; places shared per R9.7)",
+    "pairs": ("Pairs (groše per partie the row bot won more than the other over the partie where both sat; "
+              "95% interval over duplicate groups; LOS: likelihood that the row bot is better)"),
     "play": "Play (deals as actor; contracts won:lost by the actor, proti by its announcer; fleks; faults; ms per decision)",
     "cross": "Cross table (groše the row bot won from the column bot)",
     "series": "Series (R10)",
@@ -475,6 +486,8 @@ def build(t: Tournament, *, series: int | None = None, which: Iterable[str] | No
     for name in which:
         if name == "standings":
             out[name] = standings_rows(t)
+        elif name == "pairs":
+            out[name] = pairwise_rows(t)
         elif name == "play":
             out[name] = play_rows(t, split=split)
         elif name == "cross":
@@ -524,10 +537,35 @@ def render(tables: dict[str, list[dict]], fmt: str = "text", *, series: int | No
 
 def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
            which: Iterable[str] | None = None) -> tuple[str, list[str], Tournament]:
-    """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics)."""
+    """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics).
+
+    A head-to-head folder (its tournament.json says ``format: head-to-head``) gets the head-to-head
+    section instead (:func:`referee.duel.report`: the SPRT's decision, LLR and groups from its logs).
+    """
+    from . import duel
+
+    paths = list(paths)
+    duels = [p for p in paths if Path(p).is_dir() and duel.is_duel_folder(p)]
+    paths = [p for p in paths if p not in duels]
+    results = [duel.report(p) for p in duels]
+    sections = [duel.render(r, fmt) for r in results]
+    if not paths:
+        t = compute([])
+        t.head_to_head = results
+        if fmt == "json" and len(results) > 1:
+            return json.dumps({"head-to-head": results}, indent=2, ensure_ascii=False), [], t
+        return "\n".join(sections), [], t
     parties, skipped = load(paths)
     t = compute(parties)
+    t.head_to_head = results
     tables = build(t, series=series, which=which, split=fmt in ("csv", "json"))
     n_logs = len({p.source for p in parties})
     footer = f"{len(parties)} partie from {n_logs} log(s), {sum(len(p.deals) for p in parties)} deals"
-    return render(tables, fmt, series=series, footer=footer), skipped, t
+    text = render(tables, fmt, series=series, footer=footer)
+    if sections and fmt == "json":
+        body = json.loads(text)
+        body["head-to-head"] = results
+        text = json.dumps(body, indent=2, ensure_ascii=False)
+    elif sections:
+        text = "\n".join(sections + [text])
+    return text, skipped, t

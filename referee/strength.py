@@ -10,8 +10,8 @@ won outright, and the time the bot spent per decision.
 
 The confidence interval treats the per-deck means (a bot's mean over the
 seatings of one deck) as the independent samples: the seatings of one deck are
-correlated through the cards, different decks are not.  Student's t quantile is
-used for few decks.
+correlated through the cards, different decks are not.  The factor is Student's t
+quantile at decks - 1 degrees of freedom (:mod:`referee.stats`), at every df.
 """
 
 from __future__ import annotations
@@ -25,17 +25,13 @@ from typing import Sequence
 from protocol.sdk import Bot
 
 from .selfplay import play_partie
-
-#: two-sided 95 % quantiles of Student's t, by degrees of freedom (1..30); 1.96 beyond
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
+from .stats import t975
 
 def t95(df: int) -> float:
+    """The two-sided 95% factor t(0.975, df) (:func:`referee.stats.t975`); nan without df."""
     if df <= 0:
         return float("nan")
-    return _T95[df - 1] if df <= len(_T95) else 1.96
+    return t975(df)
 
 
 class _Timed(Bot):

@@ -96,6 +96,6 @@ def seat_rows(result) -> list[dict]:
             "mean ms": round(st.total_ms / st.decisions, 2) if st.decisions else 0,
             "max ms": round(st.max_ms, 1),
             "faults": faults,
-            "replaced by robot in partie": ", ".join(map(str, st.replaced_in)) or "-",
+            "forfeited (R12.3)": ", ".join(f"partie {f['partie']} from deal {f['from_deal']}" for f in st.forfeited) or "-",
         })
     return rows

@@ -38,7 +38,8 @@ from typing import Any, Callable, TextIO
 from .cards import Card
 from .match import BUILTIN_BOTS, BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
 
-FORMATS = ("round-robin", "gauntlet")
+FORMATS = ("round-robin", "gauntlet", "head-to-head")
+HEAD_TO_HEAD = "head-to-head"  # two bots, each deck in the six 2+1 seatings, an SPRT decides (referee/duel.py)
 #: Seat arrangements of a table's three bots (bot indices at seats 0, 1, 2).
 ARRANGEMENTS: dict[str, list[tuple[int, int, int]]] = {
     "all": list(itertools.permutations(range(3))),  # type: ignore[dict-item]
@@ -54,11 +55,13 @@ INVALID_DIR = "invalid"  # logs that finished but did not validate (a referee bu
 LOCK_FILE = ".lock"
 
 TOP_KEYS = ("name", "seed", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
-            "concurrency", "output", "bots")
+            "concurrency", "output", "bots", "sprt")
 BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms")
 TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
 FAULT_KEYS = ("max_faults",)
 DECK_KEYS = ("book", "scope")
+SPRT_KEYS = ("h0", "h1", "alpha", "beta", "max_groups")
+SPRT_DEFAULTS = {"h0": 0.0, "h1": 10.0, "alpha": 0.05, "beta": 0.05, "max_groups": 1000}
 
 
 class ConfigError(ValueError):
@@ -129,6 +132,7 @@ class TournamentConfig:
     max_faults: int = 3
     concurrency: int | None = None  # default: os.cpu_count()
     output: Path = Path("tournament")
+    sprt: dict | None = None  # head-to-head: h0, h1, alpha, beta, max_groups (SPRT_KEYS)
     base_dir: Path = Path(".")  # where relative cwd and deal book paths start
     source: str = "command line"
     lines: dict[tuple, int] = field(default_factory=dict, repr=False)  # key path -> line in the source
@@ -236,6 +240,9 @@ def config_from_options(bots: list[str], **options) -> TournamentConfig:
         data["time"] = tm
     if options.get("max_faults") is not None:
         data["faults"] = {"max_faults": options["max_faults"]}
+    sprt = {k: options[k] for k in SPRT_KEYS if options.get(k) is not None}
+    if sprt:
+        data["sprt"] = sprt
     return config_from_data(data, source="command line", lines={}, base_dir=Path.cwd(), default_name="tournament")
 
 
@@ -329,7 +336,9 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
             startup = c.integer(b, p + ("startup_ms",), None, minimum=1)
             if name is not None and command is not None and not isinstance(command, (dict, int, float)):
                 cfg.bots.append(BotEntry(name, command, cwd, clean_env, move, startup))
-        if len(bots) < 3:
+        if cfg.format == HEAD_TO_HEAD and len(bots) != 2:
+            c.err(("bots",), f"format head-to-head compares two bots: list exactly two, got {len(bots)}")
+        elif cfg.format != HEAD_TO_HEAD and len(bots) < 3:
             c.err(("bots",), f"a table seats three bots: list at least three, got {len(bots)}")
 
     # gauntlet
@@ -349,6 +358,25 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
     elif gauntlet is not None:
         c.err(("gauntlet",), "'gauntlet' only goes with format: gauntlet")
 
+    # head-to-head: the SPRT's design; the seatings are the format's own
+    sp = c.section(data, "sprt", SPRT_KEYS)
+    if cfg.format == HEAD_TO_HEAD:
+        for key in ("partie", "arrangements"):
+            if key in data:
+                c.err((key,), "format head-to-head plays each deck once in each of its six seatings; "
+                              f"'{key}' does not apply (set sprt.max_groups to bound the test)")
+        cfg.sprt = {k: c.number(sp, ("sprt", k), SPRT_DEFAULTS[k]) for k in ("h0", "h1", "alpha", "beta")}
+        cfg.sprt["max_groups"] = c.integer(sp, ("sprt", "max_groups"), SPRT_DEFAULTS["max_groups"],
+                                           minimum=1, maximum=1_000_000)
+        if not c.problems:
+            from .sprt import SPRT
+            try:
+                SPRT(**cfg.sprt)
+            except ValueError as e:
+                c.err(("sprt",), str(e))
+    elif "sprt" in data:
+        c.err(("sprt",), "'sprt' only goes with format: head-to-head")
+
     # decks
     dk = c.section(data, "decks", DECK_KEYS)
     cfg.deck_scope = c.choice(dk, ("decks", "scope"), DECK_SCOPES, "table")
@@ -363,7 +391,11 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
         except ValueError as e:
             c.err(("decks", "book"), f"bad deal book: {e}")
 
-    if not c.problems and cfg.decks is not None:
+    if not c.problems and cfg.decks is not None and cfg.format == HEAD_TO_HEAD:
+        if len(cfg.decks) < cfg.sprt["max_groups"]:
+            c.err(("decks", "book"), f"the deal book holds {len(cfg.decks)} deck(s) but the head-to-head test may play "
+                                      f"{cfg.sprt['max_groups']} groups (one deck each); lower sprt.max_groups")
+    elif not c.problems and cfg.decks is not None:
         need = deck_slots(cfg)
         if len(cfg.decks) < need:
             c.err(("decks", "book"), f"the deal book holds {len(cfg.decks)} deck(s) but this tournament needs {need} "
@@ -428,6 +460,15 @@ class _Checker:
             self.err(path, f"must be at most {maximum}, got {v}")
             return default
         return v
+
+    def number(self, d: dict, path: tuple, default: float) -> float:
+        v = d.get(path[-1])
+        if v is None:
+            return default
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+            self.err(path, f"a number is needed, got {_kind(v)}")
+            return default
+        return float(v)
 
     def text(self, d: dict, path: tuple, *, default=None, required=False):
         v = d.get(path[-1])
@@ -494,6 +535,7 @@ def canonical(cfg: TournamentConfig) -> dict:
                  "increment_ms": lim.increment_ms},
         "faults": {"max_faults": cfg.max_faults},
         "bots": [b.to_dict() for b in cfg.bots],
+        **({"sprt": dict(cfg.sprt)} if cfg.format == HEAD_TO_HEAD and cfg.sprt else {}),
     }
 
 
@@ -647,13 +689,13 @@ def _worker_init(parent_pid: int, close_fds: tuple[int, ...] = ()) -> None:
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="marias-parent-watch").start()
 
 
-def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path) -> dict:
+def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | None = None) -> dict:
     """Everything a worker needs to play ``unit`` (plain, picklable data)."""
     specs = [cfg.bot(n).spec(cfg.base_dir, seed=f"{cfg.seed}:{unit.id}:{n}") for n in unit.seats]
     deck = cfg.decks[unit.deck_slot] if cfg.decks is not None else None
     return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "partie": unit.partie,
             "deck": [int(c) for c in deck] if deck is not None else None, "limits": cfg.limits,
-            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl")}
+            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"), "sign_key": sign_key}
 
 
 def play_unit(job: dict) -> dict:
@@ -664,7 +706,7 @@ def play_unit(job: dict) -> dict:
         deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
         config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
                              limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]),
-                             log_path=Path(job["log"]))
+                             log_path=Path(job["log"]), sign_key=job.get("sign_key"))
         t0 = time.perf_counter()
         result = run_match(config)
         return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
@@ -876,8 +918,14 @@ class TournamentRun:
 
 
 def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
-                   interval: float = 10.0) -> TournamentRun:
-    """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM."""
+                   interval: float = 10.0, sign_key=None) -> TournamentRun:
+    """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM.
+    ``sign_key`` (an Ed25519 key: PEM path, raw bytes or key object) signs every unit's log."""
+    if sign_key is not None:
+        from .seal import signing_key_bytes
+        sign_key = signing_key_bytes(sign_key)  # plain bytes travel to the workers
+    if cfg.format == HEAD_TO_HEAD:
+        raise TournamentError("format head-to-head is a sequential test: run it with referee.duel.run_duel (marias duel)")
     problems = check_commands(cfg)
     if problems:
         raise ConfigError(problems)
@@ -914,7 +962,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
             progress.message(f"resuming {out}: {done_before} of {len(units)} partie already played")
         completed: set[str] = set()
         played, failed, interrupted = _play_units(cfg, pending, logs, progress, completed.add,
-                                                  close_fds=(lock.f.fileno(),))
+                                                  close_fds=(lock.f.fileno(),), sign_key=sign_key)
         progress.finish()
         for u in pending:  # whatever was cut short leaves nothing behind (its log, its bots' stderr)
             if u.id not in completed:
@@ -923,7 +971,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
 
 
 def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
-                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = ()
+                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None
                 ) -> tuple[int, list[tuple[str, str]], bool]:
     if not pending:
         return 0, [], False
@@ -943,7 +991,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                              initializer=_worker_init, initargs=(os.getpid(), close_fds))
     try:
-        futures = {ex.submit(play_unit, unit_job(cfg, u, logs)): u.id for u in pending}
+        futures = {ex.submit(play_unit, unit_job(cfg, u, logs, sign_key)): u.id for u in pending}
         waiting = set(futures)
         progress.show(force=True)
         while waiting:

@@ -29,8 +29,10 @@ from .cards import (
     BETL_ORDER, CARDS, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_CODES, SUIT_MASKS, TRUMP_ORDER, Card,
 )
 from .deal import DONE, Deal, IllegalAction
-from .log import FORMAT, FORMAT_VERSION, dealt_hands, iter_lines, parse_lines, read_lines, split_lines
+from .evidence import DecisionTimes, Forfeits, SeedEvidence, signature_problems
+from .log import FORMAT, FORMAT_VERSION, dealt_hands, parse_lines, read_lines, split_lines
 from .partie import CUT_RANGE, forhont_of, places
+from .seal import chain_problems, load_public_key
 
 PHASE_RULE = {"trump": "R3.1", "talon": "R3.2", "answer": "R4.1", "contract": "R5.1", "flek": "R5.3", "play": "R7.1"}
 OUTCOME_RULE = {"hra": "R7.6", "sto": "R7.7", "sto-proti": "R7.7", "sedma": "R7.8", "sedma-proti": "R7.8",
@@ -72,6 +74,9 @@ class Report:
     deals_replayed: int = 0  # deal records replayed to their end without a problem
     transcripts: int = 0  # transcript files checked
     messages_checked: int = 0
+    signer: str | None = None  # the key whose valid signature the footer carries (ed25519:HEX)
+    verified: bool = False  # signed by the key asked for (validate --verify)
+    verify: str | None = None  # the key asked for
 
     @property
     def ok(self) -> bool:
@@ -84,6 +89,12 @@ class Report:
         state = "complete" if self.complete else "INCOMPLETE"
         verdict = "ok" if self.ok else f"{len(self.problems)} problem(s)"
         extra = f", {self.transcripts} transcript(s), {self.messages_checked} messages" if self.transcripts else ""
+        if self.verified:
+            extra += f", signature verified ({self.signer})"
+        elif self.signer and self.verify is None:
+            extra += f", signed by {self.signer} (not checked against a trusted key: use --verify)"
+        elif self.signer:
+            extra += f", signed by {self.signer}"
         return f"{self.path}: {verdict} — {state}, {self.parties} partie, {self.deals} deals, {self.deals_replayed} replayed{extra}"
 
     def to_dict(self) -> dict:
@@ -96,6 +107,8 @@ class Report:
             "deals_replayed": self.deals_replayed,
             "transcripts": self.transcripts,
             "messages_checked": self.messages_checked,
+            "signer": self.signer,
+            "verified": self.verified,
             "problems": [p.to_dict() for p in self.problems],
         }
 
@@ -623,9 +636,10 @@ def _short(v) -> str:
 # ------------------------------------------------------------------ a whole file
 
 class _FileCheck:
-    def __init__(self, path: Path, keep_deals: bool):
+    def __init__(self, path: Path, keep_deals: bool, verify: str | None = None):
         self.path = path
-        self.report = Report(str(path))
+        self.verify = verify  # the public key (ed25519:HEX) the footer must be signed with
+        self.report = Report(str(path), verify=verify)
         self.problems = self.report.problems
         self.keep_deals = keep_deals
         self.deals: dict[tuple[int, int], tuple[int, dict, list[Card]]] = {}
@@ -634,7 +648,12 @@ class _FileCheck:
         self.n_bots = 3
         self.partie: int | None = None  # the open partie
         self.last_partie = 0
-        self.partie_deck: list[Card] | None = None
+        self.declared_parties: int | None = None  # the header's partie count
+        # what the log states about itself (referee/evidence.py); replaced by check_header, which always comes first
+        self.seed = SeedEvidence({"seed_sha256": "0" * 64}, self.add)
+        self.times = DecisionTimes({}, 3, self.add)
+        self.forfeits = Forfeits({}, 12, self.add)
+        self.last_type: str | None = None
         self.seating = [0, 1, 2]
         self.indexes: list[int] = []
         self.partie_pay = [0, 0, 0]
@@ -652,30 +671,35 @@ class _FileCheck:
         last_line = 0
         early: list[tuple[int, str]] = []  # unreadable lines before the first record
         try:
-            for n, rec, problem in iter_lines(self.path):
-                last_line = n
-                if rec is None:
-                    if header_seen:
-                        self.add(n, "format", problem)
-                    else:
-                        early.append((n, problem))
-                    continue
-                if not header_seen:
-                    if rec.get("type") != "header":
-                        self.add(n, "format", f"not a marias log: the first record is {rec.get('type')!r}, not the header")
-                        return self.report
-                    for m, msg in early:
-                        self.add(m, "format", msg)
-                    header_seen = True
-                    self.check_header(n, rec)
-                    continue
-                try:
-                    self.record(n, rec)
-                except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-                    self.add(n, "format", f"malformed {rec.get('type', 'record')} record ({e.__class__.__name__}: {e})")
+            lines, ends = split_lines(self.path)
         except OSError as e:
             self.add(0, "format", f"cannot read the file: {e.strerror or e}")
             return self.report
+        seal = chain_problems(lines, ends) if lines else []
+        parsed = parse_lines(lines, ends) if lines else [(1, None, "empty file: no header, not a marias log")]
+        for n, rec, problem in parsed:
+            last_line = n
+            if rec is None:
+                if header_seen:
+                    self.add(n, "format", problem)
+                else:
+                    early.append((n, problem))
+                continue
+            if not header_seen:
+                if rec.get("type") != "header":
+                    for m, msg in early:
+                        self.add(m, "format", msg)
+                    self.add(n, "format", f"not a marias log: the first record is {rec.get('type')!r}, not the header")
+                    return self.report
+                for m, msg in early:
+                    self.add(m, "format", msg)
+                header_seen = True
+                self.check_header(n, rec)
+                continue
+            try:
+                self.record(n, rec)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+                self.add(n, "format", f"malformed {rec.get('type', 'record')} record ({e.__class__.__name__}: {e})")
         if not header_seen:
             if not early or "empty file" in early[0][1]:
                 self.add(1, "format", "empty file: no header, not a marias log")
@@ -687,8 +711,16 @@ class _FileCheck:
             where = f"stopped in partie {self.partie}" if self.partie is not None else f"stopped after partie {self.last_partie}"
             self.add(last_line, "incomplete",
                      f"{self.report.deals} complete deals, {where} (no footer: the match did not finish; not a result)")
+        self.add_seal(seal)
         self.problems.sort(key=lambda q: q.line)
         return self.report
+
+    def add_seal(self, seal: list[tuple[int, str]]) -> None:
+        """The hash chain's problems (after the line's own, at the same line)."""
+        if self.header is not None and self.header.get("format_version") != FORMAT_VERSION:
+            return  # an unsupported version is reported once, as such
+        for line, msg in seal:
+            self.add(line, "seal", msg)
 
     def check_header(self, n: int, h: dict) -> None:
         self.header = h
@@ -704,9 +736,19 @@ class _FileCheck:
         bots = h.get("bots")
         if not isinstance(bots, list) or len(bots) < 3:
             self.add(n, "format", "the header lists fewer than three bots")
+            bots = []
         else:
             self.n_bots = len(bots)
         self.match_totals = [0] * self.n_bots
+        count = h.get("partie")
+        if count is not None:
+            if type(count) is int and count >= 1:
+                self.declared_parties = count
+            else:
+                self.add(n, "format", f"the header's partie count {count!r} is not a positive integer")
+        self.seed = SeedEvidence(h, self.add, n)
+        self.times = DecisionTimes(h, self.n_bots, self.add, n)
+        self.forfeits = Forfeits(h, self.deals_per_partie, self.add, n)
 
     def record(self, n: int, rec: dict) -> None:
         t = rec.get("type")
@@ -714,6 +756,8 @@ class _FileCheck:
             self.add(n, "format", f"a {t!r} record after the footer")
         if t == "deal":
             self.deal(n, rec)
+        elif t == "forfeit":
+            self.forfeit(n, rec)
         elif t == "partie_start":
             self.partie_start(n, rec)
         elif t == "partie_end":
@@ -728,6 +772,7 @@ class _FileCheck:
             self.add(n, "format", "a second header")
         else:
             self.add(n, "format", f"unknown record type {t!r}")
+        self.last_type = t
 
     def partie_start(self, n: int, rec: dict) -> None:
         p = rec.get("partie")
@@ -737,10 +782,15 @@ class _FileCheck:
             self.add(n, "format", f"partie {p!r} follows partie {self.last_partie}; partie are numbered 1, 2, …")
         self.partie = p if type(p) is int else self.last_partie + 1
         self.last_partie = self.partie
-        deck, why = parse_deck(rec.get("deck"))
-        if why:
-            self.add(n, why[:why.index(':')], f"partie {p} deck: {why[why.index(':') + 2:]}")
-        self.partie_deck = deck
+        if self.declared_parties is not None and self.partie > self.declared_parties:
+            self.add(n, "format", f"partie {self.partie}: the header announces {self.declared_parties} partie")
+        if "deck" in rec:
+            self.add(n, "format", f"partie {p}: partie_start holds a deck; no card is logged before its deal is over")
+        shuffle = rec.get("shuffle")
+        if shuffle not in ("seed", "deck-book"):
+            self.add(n, "format", f"partie {p}: shuffle {_short(shuffle)} is neither \"seed\" nor \"deck-book\"")
+            shuffle = "seed"
+        self.seed.partie_start(self.partie, shuffle)
         seating = rec.get("seating", [0, 1, 2])
         if (isinstance(seating, list) and len(seating) == 3 and len(set(seating)) == 3
                 and all(type(x) is int and 0 <= x < self.n_bots for x in seating)):
@@ -751,6 +801,8 @@ class _FileCheck:
         self.indexes = []
         self.partie_pay = [0, 0, 0]
         self.prev = None
+        self.times.start_partie(self.seating)
+        self.forfeits.start_partie()
 
     def deal(self, n: int, rec: dict) -> None:
         rep = self.report
@@ -775,6 +827,7 @@ class _FileCheck:
                 self.add(n, "R2.1", f"deal {i} is out of order (deal {expected} expected)")
         if i > self.deals_per_partie:
             self.add(n, "R2.1", f"deal {i}: a partie has {self.deals_per_partie} deals")
+        self.forfeits.before_deal(n, i, self.add)
         self.indexes.append(i)
         # R2.1, R1.5: rotation
         fh = forhont_of(i - 1)
@@ -799,12 +852,11 @@ class _FileCheck:
             self.add(n, why[:why.index(':')], f"deal {i} deck: {why[why.index(':') + 2:]}")
             self.prev = None
             self.record_pay(n, rec)
+            self.forfeits.after_deal(i, rec)
             return
-        if first:
-            if self.partie_deck is not None and deck != self.partie_deck:
-                pos = next(j for j in range(32) if deck[j] != self.partie_deck[j])
-                self.add(n, "R2.2", f"deal 1 is dealt from a deck that is not the partie's shuffled deck (position {pos + 1}: {deck[pos]}, shuffled {self.partie_deck[pos]})")
-        elif self.prev is not None and self.prev[0] == i - 1 and self.prev[1] is not None and type(k) is int:
+        self.seed.deal(self.partie, n, rec)
+        self.times.check(n, i, rec, self.add)
+        if not first and self.prev is not None and self.prev[0] == i - 1 and self.prev[1] is not None and type(k) is int:
             self.check_chain(n, i, k, deck, self.prev[1])
         # R2.6: the hands dealt
         hands = rec.get("hands")
@@ -837,6 +889,7 @@ class _FileCheck:
                 self.deals[(p, i)] = (n, rec, deck)
         self.prev = (i, collected)
         self.record_pay(n, rec)
+        self.forfeits.after_deal(i, rec)
 
     def check_chain(self, n: int, i: int, k: int, deck: list[Card], collected: list[Card]) -> None:
         expected = collected[k % 32:] + collected[:k % 32]
@@ -849,6 +902,18 @@ class _FileCheck:
         pos = next(j for j in range(32) if deck[j] != expected[j])
         self.add(n, "R2.3", f"deal {i}: the deck is not the collected deck of deal {i - 1} (R2.3–R2.4) cut at {k}: "
                             f"position {pos + 1} holds {deck[pos]}, expected {expected[pos]}")
+
+    def forfeit(self, n: int, rec: dict) -> None:
+        p = rec.get("partie")
+        if self.partie is None:
+            self.add(n, "format", f"a forfeit record outside a partie (partie {_short(p)})")
+            return
+        if p != self.partie:
+            self.add(n, "format", f"the forfeit record says partie {_short(p)}, but partie {self.partie} is being played")
+        pay = self.forfeits.record(n, rec, self.last_type == "deal", self.add)
+        if pay is not None:
+            for s in range(3):
+                self.partie_pay[s] += pay[s]
 
     def record_pay(self, n: int, rec: dict) -> None:
         res = rec.get("result")
@@ -864,7 +929,12 @@ class _FileCheck:
             return
         if p != self.partie:
             self.add(n, "format", f"partie_end says partie {p!r}, but partie {self.partie} is being played")
-        if len(self.indexes) != self.deals_per_partie:
+        expected = self.forfeits.expected_deals(n, self.partie, self.add)
+        if self.forfeits.forfeited is not None:
+            if len(self.indexes) != expected:
+                self.add(n, "R2.1", f"partie {self.partie} ends after {len(self.indexes)} deals; forfeited from deal "
+                                    f"{expected + 1} it has {expected}")
+        elif len(self.indexes) != self.deals_per_partie:
             self.add(n, "R2.1", f"partie {self.partie} ends after {len(self.indexes)} deals; a partie has {self.deals_per_partie}")
         totals = rec.get("totals")
         if totals != self.partie_pay:
@@ -893,20 +963,44 @@ class _FileCheck:
             self.add(n, "format", "the footer does not say complete: true")
         else:
             self.report.complete = True
+        if self.declared_parties is not None and self.report.parties != self.declared_parties:
+            self.add(n, "format", f"the header announces {self.declared_parties} partie, the log holds {self.report.parties}")
+        self.check_seed(n, rec)
+        self.check_signature(n, rec)
+
+    def check_seed(self, n: int, rec: dict) -> None:
+        """R2.2, R2.5: every deck and cut follows from the revealed seed.  Such a problem is
+        the first thing wrong on its line (a deal replayed from another deck fails anyway)."""
+        before = len(self.problems)
+        self.seed.check(n, rec, self.add)
+        found = self.problems[before:]
+        del self.problems[before:]
+        self.problems[:0] = found
+
+    def check_signature(self, n: int, rec: dict) -> None:
+        problems, signer, verified = signature_problems(rec, self.verify)
+        for msg in problems:
+            self.add(n, "seal", msg)
+        self.report.signer = signer
+        self.report.verified = verified
 
 
-def validate_file(path, transcripts=None, jobs: int = 1) -> Report:
+def validate_file(path, transcripts=None, jobs: int = 1, verify: str | None = None) -> Report:
     """Validate one log; with ``transcripts`` (a folder) also check its seats' transcripts.
 
     ``jobs`` > 1 validates the partie of a large log in that many processes
-    (the report is the same as with one).
+    (the report is the same as with one).  ``verify`` (a public key, ``ed25519:HEX``
+    or a key file, see :func:`referee.log.load_public_key`): the log must be signed
+    with that key.
     """
     path = Path(path)
+    if verify is not None:
+        verify = load_public_key(verify)
     if jobs > 1 and transcripts is None:
-        report = _validate_parallel(path, jobs)
+        report = _validate_parallel(path, jobs, verify)
         if report is not None:
             return report
-    check = _FileCheck(path, keep_deals=transcripts is not None)
+    check = _FileCheck(path, keep_deals=transcripts is not None, verify=verify)
     with _gc_paused():
         report = check.run()
     if transcripts is not None:
@@ -941,7 +1035,7 @@ MIN_PARTIE_PER_JOB = 2
 _SHARED: tuple | None = None  # (path, lines, ends_with_newline), inherited by forked workers
 
 
-def _validate_parallel(path: Path, jobs: int) -> Report | None:
+def _validate_parallel(path: Path, jobs: int, verify: str | None = None) -> Report | None:
     """Split the log at partie boundaries and check the pieces in ``jobs`` processes.
 
     Each partie is independent of the others (its deck chain starts from its own
@@ -978,7 +1072,7 @@ def _validate_parallel(path: Path, jobs: int) -> Report | None:
             results = list(ex.map(_check_piece, bounds))
     finally:
         _SHARED = None
-    main = _FileCheck(path, keep_deals=False)
+    main = _FileCheck(path, keep_deals=False, verify=verify)
     main.check_header(1, header)
     rep = main.report
     prev = None
@@ -995,6 +1089,7 @@ def _validate_parallel(path: Path, jobs: int) -> Report | None:
         rep.parties += res["parties"]
         for i, x in enumerate(res["match_totals"]):
             main.match_totals[i] += x
+        main.seed.facts.update(res["seed_facts"])
         prev = res
     last = results[-1]
     main.partie = last["partie"]
@@ -1006,6 +1101,7 @@ def _validate_parallel(path: Path, jobs: int) -> Report | None:
         where = f"stopped in partie {main.partie}" if main.partie is not None else f"stopped after partie {main.last_partie}"
         main.add(len(lines), "incomplete",
                  f"{rep.deals} complete deals, {where} (no footer: the match did not finish; not a result)")
+    main.add_seal(chain_problems(lines, ends))
     main.problems.sort(key=lambda q: q.line)
     return rep
 
@@ -1048,19 +1144,22 @@ def _check_piece(bounds: tuple[int, int]) -> dict:
         "first_partie": first_partie,
         "first_line": start + 1,
         "footer": check.pending_footer,
+        "seed_facts": check.seed.facts,
     }
 
 
-def validate_files(paths, transcripts=None, jobs: int = 1) -> list[Report]:
+def validate_files(paths, transcripts=None, jobs: int = 1, verify: str | None = None) -> list[Report]:
     """Validate several logs: with ``jobs`` > 1, several files at once, or one large file in pieces."""
     paths = [Path(p) for p in paths]
+    if verify is not None:
+        verify = load_public_key(verify)
     if jobs > 1 and len(paths) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         if "fork" in multiprocessing.get_all_start_methods():
             with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("fork")) as ex:
-                return list(ex.map(validate_file, paths, [transcripts] * len(paths)))
-    return [validate_file(p, transcripts, jobs) for p in paths]
+                return list(ex.map(validate_file, paths, [transcripts] * len(paths), [1] * len(paths), [verify] * len(paths)))
+    return [validate_file(p, transcripts, jobs, verify) for p in paths]
 
 
 def log_files(paths) -> list[Path]:

@@ -286,7 +286,7 @@ def test_example_bot_plays_a_partie_under_the_referee(bot, tmp_path):
     result = json.loads(proc.stdout)
     assert result["names"][0].startswith("example-")
     assert result["seats"][0]["faults"] == {}
-    assert result["seats"][0]["replaced_in_partie"] == []
+    assert result["seats"][0]["forfeited"] == []
     assert result["seats"][0]["decisions"] > 0
     assert result["faults"] == []
     (totals,) = result["partie_totals"]

@@ -8,6 +8,7 @@ hlášky and laid cards (random bots mostly end up in durch), and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -85,7 +86,7 @@ def fault_log(path, seed, parties: int = 1) -> Path:
     with LogWriter(path, uniform_header(seed), fsync=False) as w:
         for p in range(1, parties + 1):
             partie = Partie(seed=f"{seed}:{p}")
-            w.partie_start(p, f"{seed}:{p}", partie.initial_deck)
+            w.partie_start(p)
             for deal in partie.iter_deals():
                 fault_at = rng.choice((rng.randrange(6), rng.randrange(40))) if rng.random() < 0.5 else None
                 k = 0
@@ -135,12 +136,14 @@ def test_header_names_each_seat_bot_by_command_name_and_version(tmp_path):
     assert [b["seat"] for b in h["bots"]] == [0, 1, 2]
     assert all(b["command"] == "builtin:random" and b["name"] == "random" and b["version"] == "1"
                and b["exe_sha256"] is None for b in h["bots"])
-    assert h["seed"] == 1 and h["limits"] == {"in_process": True}
+    # the seed is committed to in the header and revealed in the footer (no card before its deal is over)
+    assert "seed" not in h and h["seed_sha256"] == hashlib.sha256(b"1").hexdigest()
+    assert records_of(tmp_path / "x.jsonl")[-1]["seed"] == 1 and h["limits"] == {"in_process": True}
 
 
 def test_logged_selfplay_plays_exactly_the_partie_of_play_partie(tmp_path):
     logged = selfplay_log(tmp_path / "x.jsonl", random_bots(8), seed=8)
-    plain = play_partie(random_bots(8), seed=8)
+    plain = play_partie(random_bots(8), seed="8:1")  # partie 1 of a match with seed 8
     assert logged.totals() == plain.totals()
     assert [d.history for d in logged.deals] == [d.history for d in plain.deals]
     recs = records_of(tmp_path / "x.jsonl")
@@ -151,9 +154,11 @@ def test_logged_selfplay_plays_exactly_the_partie_of_play_partie(tmp_path):
         assert [x["action"] for x in rec["decisions"]] == [str(a) for _s, a in d.history]
         assert rec["result"]["payments"] == list(d.result.payments)
         assert all(isinstance(x["ms"], float) and x["ms"] >= 0 for x in rec["decisions"])
-    assert recs[1]["deck"] == [str(c) for c in plain.initial_deck]
+    assert deals[0]["deck"] == [str(c) for c in plain.initial_deck]
+    assert recs[1] == {"type": "partie_start", "partie": 1, "shuffle": "seed", "chain": recs[1]["chain"]}
     end = recs[-2]
-    assert end == {"type": "partie_end", "partie": 1, "totals": plain.totals(), "places": places(plain.totals())}
+    assert end == {"type": "partie_end", "partie": 1, "totals": plain.totals(), "places": places(plain.totals()),
+                   "chain": end["chain"]}
 
 
 def test_deal_line_records_the_hands_dealt_7_5_5_5_5_5_from_the_forhont(tmp_path):
@@ -200,8 +205,8 @@ def test_finished_deals_are_on_disk_before_the_match_ends(tmp_path):
     """Each deal line is complete on disk as soon as deal() returns: a killed match keeps them."""
     path = tmp_path / "live.jsonl"
     w = LogWriter(path, uniform_header(7))
-    partie = Partie(seed=7)
-    w.partie_start(1, 7, partie.initial_deck)
+    partie = Partie(seed="7:1")
+    w.partie_start(1)
     rng = random.Random(7)
     for i in range(3):
         deal = partie.next_deal()
@@ -223,7 +228,7 @@ def test_an_exception_inside_the_writer_leaves_the_log_incomplete(tmp_path):
     path = tmp_path / "crash.jsonl"
     with pytest.raises(RuntimeError):
         with LogWriter(path, uniform_header(1)) as w:
-            w.partie_start(1, 1, Partie(seed=1).initial_deck)
+            w.partie_start(1)
             raise RuntimeError("referee crashed")
     types = [r["type"] for r in records_of(path)]
     assert types == ["header", "partie_start"]
@@ -250,7 +255,7 @@ def test_seating_maps_partie_totals_to_the_bots_in_the_footer(tmp_path):
     with LogWriter(path, uniform_header(3), fsync=False) as w:
         for p, seating in enumerate(([0, 1, 2], [1, 2, 0], [2, 0, 1]), 1):
             partie = Partie(seed=f"3:{p}")
-            w.partie_start(p, f"3:{p}", partie.initial_deck, seating=seating)
+            w.partie_start(p, seating=seating)
             for deal in partie.iter_deals():
                 while not deal.done:
                     deal.apply(rng.choice(deal.legal_actions()))
@@ -276,7 +281,7 @@ def test_marias_selfplay_log_writes_a_valid_log(tmp_path):
     assert report.ok and report.complete and report.deals == 12
     # the printed table is the same partie
     recs = records_of(path)
-    assert recs[-1]["totals"] == play_partie(random_bots(6), seed=6).totals()
+    assert recs[-1]["totals"] == play_partie(random_bots(6), seed="6:1").totals()
 
 
 def test_fault_logs_validate(tmp_path):

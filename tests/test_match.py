@@ -3,6 +3,7 @@ settled as R12.2 says, recorded with its kind, and no process is left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -87,6 +88,9 @@ CASES = [
     ("huge-line", "line-too-long", 5, 5000),
     ("close-stdout", "closed", 5, 1500),
     ("child-keeps-pipe", "exit", 5, 1500),
+    ("early", "unexpected", 5, 1500),
+    ("float-id", "wrong-id", 5, 1500),
+    ("huge-illegal", "illegal", 5, 1500),
 ]
 
 
@@ -103,12 +107,81 @@ def test_R12_1_fault_is_survived_and_settled_per_R12_2(mode, kind, at, move_ms, 
     assert bot_processes(marker) == set()
 
 
-def test_R12_3_repeated_faults_replace_the_bot_by_the_robot(tmp_path):
-    # exit-at-start faults at every deal start: after 3 faults the robot takes over (R12.3)
-    result = play(faulty("exit-at-start"), tmp_path, max_faults=3)
-    fault_deals = check_r12(result)
-    assert len(fault_deals) == 3
-    assert result.stats[0].replaced_in == [1]
+def forfeit_match(spec: BotSpec, tmp_path: Path, max_faults: int = 3):
+    config = MatchConfig(
+        bots=[spec, BotSpec.parse("random", seed="a"), BotSpec.parse("random", seed="b")],
+        partie=2, seed="7", limits=Limits(startup_ms=5000, move_ms=1500),
+        policy=FaultPolicy(max_faults=max_faults), keep_partie=True, transcript=True,
+        log_path=tmp_path / "logs" / "m.jsonl",
+    )
+    return run_match(config)
+
+
+def log_records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_R12_3_a_bot_that_never_starts_forfeits_with_20_per_deal(tmp_path):
+    # exit-at-start: every deal it should play starts with its fault before a contract
+    # (R12.2: it pays each other player 10); after 3 faults it forfeits deals 4-12,
+    # each settled the same way (R12.3).  So by hand: -20 x 12 per partie, +10 x 12 to each other.
+    result = forfeit_match(faulty("exit-at-start"), tmp_path)
+    assert result.partie_totals == [[-240, 120, 120], [-240, 120, 120]]
+    assert [pl[0] for pl in result.partie_places] == [3.0, 3.0]  # last
+    for partie in result.parties:
+        assert len(partie.deals) == 3  # nothing was dealt after the third fault
+        assert partie.forfeited.seat == 0 and partie.forfeited.from_deal == 4 and partie.forfeited.deals == 9
+    assert result.stats[0].forfeited == [{"partie": 1, "from_deal": 4}, {"partie": 2, "from_deal": 4}]
+    assert result.stats[0].decisions == 0
+
+
+@pytest.mark.parametrize("mode", ["die", "garbage"])
+def test_R12_3_a_bot_that_fails_every_request_forfeits_the_rest_of_the_partie(mode, tmp_path):
+    # it answers hello, then fails at its first request after every (re)start: deals 1, 2 and 3
+    result = forfeit_match(faulty(mode, at=1), tmp_path)
+    records = log_records(result.log_path)
+    for n, partie in enumerate(result.parties, 1):
+        assert [d.fault_info.seat if d.fault_info else None for d in partie.deals] == [0, 0, 0]
+        # the faults settle as R12.2 says (checked deal by deal against the rule's own terms) ...
+        fault_pay = 0
+        for d in partie.deals:
+            r = d.result
+            assert r.kind == "fault" and sum(r.payments) == 0
+            if not r.components:
+                assert r.payments == (-20, 10, 10)
+            fault_pay += r.payments[0]
+        # ... and each of the 9 forfeited deals costs it 20 (10 to each other player)
+        others = [sum(d.result.payments[s] for d in partie.deals) + 90 for s in (1, 2)]
+        assert result.partie_totals[n - 1] == [fault_pay - 180, *others]
+        assert result.partie_places[n - 1][0] == 3.0
+        # the log: three deal records, then the forfeit, then partie_end
+        mine = [r for r in records if r.get("partie") == n and r["type"] not in ("header", "footer")]
+        assert [r["type"] for r in mine] == ["partie_start", "deal", "deal", "deal", "forfeit", "partie_end"]
+        forfeit = {k: v for k, v in mine[4].items() if k != "chain"}  # the seal's field (LOGS.md)
+        assert forfeit == {"type": "forfeit", "partie": n, "seat": 0, "from_deal": 4, "deals": 9,
+                           "payments": [-180, 90, 90], "rule": "R12.3"}
+        assert mine[5]["totals"] == result.partie_totals[n - 1]
+    header = records[0]
+    assert header["fault_policy"]["after_max_faults"] == "forfeit"
+    # the other seats are told in partie_end; nobody played seat 0 after its third fault
+    for seat in (1, 2):
+        sent = [json.loads(json.loads(x)["line"]) for x in
+                (tmp_path / "logs" / f"m.seat{seat}.transcript.jsonl").read_text().splitlines()
+                if json.loads(x)["dir"] == "send"]
+        ends = [m for m in sent if m["type"] == "partie_end"]
+        assert [m["forfeit"] for m in ends] == [{"seat": 0, "from_deal": 4}] * 2
+        assert sum(1 for m in sent if m["type"] == "deal_end") == 6
+    transcript0 = (tmp_path / "logs" / "m.seat0.transcript.jsonl").read_text().splitlines()
+    sent0 = [json.loads(rec["line"]) for rec in map(json.loads, transcript0) if rec["dir"] == "send"]
+    assert sum(1 for m in sent0 if m["type"] == "request") == 6
+
+
+def test_R12_3_no_forfeit_when_the_last_fault_is_in_the_last_deal(tmp_path):
+    result = forfeit_match(faulty("die", at=1), tmp_path, max_faults=12)
+    for partie in result.parties:
+        assert len(partie.deals) == 12 and partie.forfeited is None
+    assert all(r["type"] != "forfeit" for r in log_records(result.log_path))
+    assert result.stats[0].forfeited == []
 
 
 def test_stderr_flood_is_capped_and_the_bot_plays_on(tmp_path):
@@ -122,3 +195,80 @@ def test_a_clean_match_has_no_faults(tmp_path):
     result = play(faulty("ok"), tmp_path)
     assert check_r12(result) == []
     assert result.stats[0].decisions > 0
+
+
+def test_partie_forfeit_settles_every_deal_left_as_a_fault_before_a_contract():
+    from referee.partie import Partie
+
+    partie = Partie(seed="forfeit")
+    for deal in partie.iter_deals():
+        if len(partie.deals) == 5:
+            deal.fault(2, "exit")
+            break
+        deal.apply(deal.legal_actions()[0])
+        while not deal.done:
+            deal.apply(deal.legal_actions()[-1])
+    played = [sum(d.result.payments[s] for d in partie.deals) for s in range(3)]
+    f = partie.forfeit(2)
+    # R12.3 with R12.2 before a contract: deals 6..12, each -20 for seat 2 and +10 to each other
+    assert (f.seat, f.from_deal, f.deals) == (2, 6, 7)
+    assert f.totals == [70, 70, -140]
+    assert partie.totals() == [played[0] + 70, played[1] + 70, played[2] - 140]
+    assert partie.done and list(partie.iter_deals()) == []
+    with pytest.raises(ValueError, match="R12.3"):
+        partie.forfeit(1)
+    with pytest.raises(ValueError, match="over"):
+        partie.next_deal()
+    fresh = Partie(seed="x")
+    next(fresh.iter_deals())
+    with pytest.raises(ValueError, match="between deals"):
+        fresh.forfeit(0)
+
+
+def test_a_fault_tells_the_others_who_and_what_never_the_answer_and_the_evidence_is_capped(tmp_path):
+    config = MatchConfig(
+        bots=[faulty("huge-illegal", 3, once=tmp_path / "once"), BotSpec.parse("random", seed="a"), BotSpec.parse("random", seed="b")],
+        partie=1, seed="7", transcript=True, log_path=tmp_path / "logs" / "m.jsonl",
+    )
+    result = run_match(config)
+    (fault,) = result.faults
+    assert fault["kind"] == "illegal" and len(fault["message"]) < 200
+    (deal,) = [r for r in log_records(result.log_path) if r["type"] == "deal" and r["faults"]]
+    (logged,) = deal["faults"]
+    assert len(logged["evidence"].encode()) <= 4096
+    assert logged["evidence"].startswith('{"type": "action", "id": ') and "900" in logged["evidence"][-20:]
+    assert logged["evidence"].endswith(f"…({900_000 + len(logged['evidence'].split('xxx')[0]) + 2} bytes)")
+    for seat in (1, 2):
+        lines = (tmp_path / "logs" / f"m.seat{seat}.transcript.jsonl").read_text().splitlines()
+        events = [json.loads(json.loads(x)["line"]) for x in lines]
+        (ev,) = [m["event"] for m in events if m["type"] == "event" and m["event"]["kind"] == "fault"]
+        assert ev == {"kind": "fault", "seat": 0, "fault": "illegal", "message": "seat 0 faulted (illegal)"}
+    # the bots' files are the user's alone
+    for path in [*(tmp_path / "logs").glob("*.stderr.log"), *(tmp_path / "logs").glob("*.transcript.jsonl")]:
+        assert path.stat().st_mode & 0o777 == 0o600, path
+
+
+def test_a_hello_name_reaches_the_console_with_control_characters_escaped(tmp_path):
+    spec = faulty("ok")
+    spec.env = {"FAULTY_NAME": "evil\x1b[2J\x07bot"}
+    result = play(spec, tmp_path)
+    assert result.names[0] == "evil\\x1b[2J\\x07bot"
+    assert "\x1b" not in result.names[0]
+
+
+def test_without_a_log_the_stderr_files_are_in_a_named_private_folder(tmp_path):
+    import subprocess
+    r = subprocess.run([sys.executable, "-m", "referee.cli", "match", "-b", "random", "-b", "random", "-b",
+                        f"{sys.executable} -c 'import sys; sys.stderr.write(\"hi\\n\"); sys.exit(1)'", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    line = [x for x in r.stdout.splitlines() if x.startswith("bots' stderr: ")][-1]
+    folder = Path(line.removeprefix("bots' stderr: "))
+    try:
+        assert folder.is_dir() and folder.name.startswith("marias-match-")
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert (folder / "marias.seat2.stderr.log").read_text().startswith("hi\n")
+        assert (folder / "marias.seat2.stderr.log").stat().st_mode & 0o777 == 0o600
+    finally:
+        import shutil
+        shutil.rmtree(folder, ignore_errors=True)

@@ -50,3 +50,45 @@ def test_encode_line_escapes_like_json():
     assert encode_line(awkward) == PLAIN(awkward)
     texts = ['play:Ah', 'odd"text', 'back\\slash', 'žluť']
     assert request_line(1, 1, 1, "play", {}, texts, 5) == PLAIN(M.request(1, 1, 1, "play", {}, texts, 5))
+
+
+def test_every_line_of_real_partie_is_what_the_standard_encoder_writes(tmp_path):
+    """orjson on the hot path: every line the referee sent in two partie (with faults and a
+    forfeit, so that every message kind occurs) is byte for byte the standard encoder's text."""
+    import sys
+    from pathlib import Path
+
+    from referee.match import BotSpec, FaultPolicy, MatchConfig, run_match
+
+    faulty = Path(__file__).parent / "fault_bots" / "faulty.py"
+    bots = [BotSpec(label="garbage", argv=[sys.executable, str(faulty), "garbage", "12"]),
+            BotSpec.parse("random", seed="e"), BotSpec.parse("robot")]
+    run_match(MatchConfig(bots=bots, partie=2, seed="bytes", transcript=True, work_dir=tmp_path,
+                          policy=FaultPolicy(max_faults=3)))
+    kinds = set()
+    for seat in range(3):
+        for raw in (tmp_path / f"marias.seat{seat}.transcript.jsonl").read_text(encoding="utf-8").splitlines():
+            rec = json.loads(raw)
+            if rec["dir"] == "send":
+                msg = json.loads(rec["line"])
+                assert rec["line"].encode() == PLAIN(msg).encode()
+                kinds.add(msg["type"] if msg["type"] != "event" else msg["event"]["kind"])
+                if msg["type"] == "partie_end":
+                    kinds.add("forfeit" if "forfeit" in msg else "no forfeit")
+    assert kinds >= {"hello", "partie_start", "deal_start", "request", "action", "trick", "fault", "deal_end",
+                     "partie_end", "forfeit", "bye"}
+
+
+def test_decoding_answers_holds_the_protocol_to_json_integers():
+    import pytest
+
+    from protocol.messages import MessageError, decode_line
+
+    assert decode_line(b'{"type":"action","id":7,"action":"play:Ah"}') == {"type": "action", "id": 7, "action": "play:Ah"}
+    assert decode_line(b'{"id":18446744073709551615,"x":[1]}') == {"id": 18446744073709551615, "x": [1]}
+    assert decode_line(b"   ") is None
+    for line, words in ((b'{"id":99999999999999999999}', "64 bits"), (b'{"id":-9223372036854775809}', "64 bits"),
+                        (b'{"a":[1,{"b":123456789012345678901234567890}]}', "64 bits"),
+                        (b'{"a": NaN}', "NaN"), (b"[1]", "list"), (b"\xff{}", "UTF-8"), (b"{", "not valid JSON")):
+        with pytest.raises(MessageError, match=words):
+            decode_line(line)

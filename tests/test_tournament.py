@@ -3,6 +3,8 @@ configuration, and whole tournaments stopped (kill -9, Ctrl-C) and resumed to th
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import signal
@@ -70,7 +72,9 @@ def test_good_config(tmp_path):
     assert spec.label == "ext" and spec.argv == ["python", "bot.py"] and spec.cwd == str(tmp_path / "sub")
     assert spec.move_ms == 900 and spec.env == {"A": "1", "B": "true"}
     r2 = cfg.bot("r2").spec(cfg.base_dir, seed="s:u:r2")
-    assert r2.builtin == "random" and r2.argv[-2:] == ["--seed", "s:u:r2"] and r2.cwd is None
+    # the built-in random bot gets a seed derived one-way from the unit's (protocol/LOGS.md, Seeds)
+    derived = hmac.new(b"s:u:r2", b"marias/derive/bot", hashlib.sha256).hexdigest()[:32]
+    assert r2.builtin == "random" and r2.argv[-2:] == ["--seed", derived] and r2.cwd is None
     assert cfg.bot("r1").spec(cfg.base_dir, seed="other").argv[-1] == "1"  # its own seed wins
     assert cfg.output == Path("tournament-t")
 
@@ -79,7 +83,7 @@ def test_good_config(tmp_path):
     ("bots: []\npartei: 2\n", "t.yaml:2: partei: unknown key; did you mean 'partie'?"),
     ("partie: two\nbots: []\n", "t.yaml:1: partie: a whole number is needed, got the string 'two'"),
     ("partie: 0\nbots: []\n", "t.yaml:1: partie: must be at least 1, got 0"),
-    ("format: round-robn\nbots: []\n", "t.yaml:1: format: 'round-robn' is not one of round-robin, gauntlet (did you mean 'round-robin'?)"),
+    ("format: round-robn\nbots: []\n", "t.yaml:1: format: 'round-robn' is not one of round-robin, gauntlet, head-to-head (did you mean 'round-robin'?)"),
     ("arrangements: some\nbots: []\n", "t.yaml:1: arrangements: 'some' is not one of all, rotations, fixed"),
     ("time:\n  move_ms: fast\nbots: []\n", "t.yaml:2: time.move_ms: a whole number is needed, got the string 'fast'"),
     ("time:\n  moves: 3\nbots: []\n", "t.yaml:2: time.moves: unknown key; did you mean 'move_ms'?"),
@@ -332,7 +336,7 @@ def test_kill_9_resume_gives_the_uninterrupted_totals(tmp_path):
     assert {r["bot"]: r["partie"] for r in body["standings"]} == {"r1": 6, "r2": 6, "r3": 6}
     assert sum(r["groše"] for r in body["standings"]) == 0
     # duplicate: the six arrangements started from one deck
-    decks = {json.loads(p.read_text().splitlines()[1])["deck"].__str__() for p in complete_logs(out)}
+    decks = {json.loads(p.read_text().splitlines()[2])["deck"].__str__() for p in complete_logs(out)}  # deal 1
     assert len(decks) == 1
     # running it again changes nothing; a changed configuration is refused, saying what changed
     again = marias(*tournament_args(seed, out))

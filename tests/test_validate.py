@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from referee.cards import Card
 from referee.cli import app
 from referee.deal import Deal, IllegalAction
-from referee.log import dealt_hands, read_log, selfplay_log
+from referee.log import dealt_hands, read_log, sealed_lines, selfplay_log
 from referee.partie import Partie, places
 from referee.validate import collected_deck, replay_record, validate_file
 
@@ -107,9 +107,9 @@ def t_deal1_not_the_shuffle(recs):
     return True
 
 
-def t_partie_start_deck_changed(recs):
+def t_partie_start_holds_a_deck(recs):
     start = next(r for r in recs if r["type"] == "partie_start")
-    start["deck"][3], start["deck"][20] = start["deck"][20], start["deck"][3]
+    start["deck"] = deals(recs)[0]["deck"]  # a card written before its deal is over
     return True
 
 
@@ -412,14 +412,14 @@ def t_hands_field_changed(recs):
 
 
 def t_format_version(recs):
-    recs[0]["format_version"] = 2
+    recs[0]["format_version"] = 99
     return True
 
 
 TAMPERS: list[tuple[str, str, Callable]] = [
     ("R2.3", "a card swapped between hands in a later deck", t_deck_card_swapped_between_hands),
     ("R2.2", "deal 1 not dealt from the shuffle", t_deal1_not_the_shuffle),
-    ("R2.2", "the partie's shuffled deck changed", t_partie_start_deck_changed),
+    ("format", "partie_start holds the deck before deal 1 is over", t_partie_start_holds_a_deck),
     ("R7.2", "a card that does not follow suit", t_card_not_following_suit),
     ("R7.4", "the announced trump seven played early", t_announced_seven_played_early),
     ("R3.2", "an ace discarded for Barva", t_barva_discards_an_ace),
@@ -461,7 +461,9 @@ TAMPERS: list[tuple[str, str, Callable]] = [
 
 
 def write(path: Path, recs: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+    """The records as a log, the seal's hash chain recomputed (as a forger would: the
+    chain alone proves nothing against a rewrite; see tests/test_seal.py for the signature)."""
+    path.write_text("".join(line + "\n" for line in sealed_lines(recs)), encoding="utf-8")
     return path
 
 
@@ -479,7 +481,8 @@ def test_tampering_is_caught_and_the_rule_named(corpus, tmp_path, rule, what, ta
     assert first.rule == rule, f"{what}: expected {rule} first, got\n" + "\n".join(report.lines())
     # the problem points at the changed record or at the first record it contradicts
     lines = (tmp_path / name).read_text().splitlines()
-    changed = [i for i, (a, b) in enumerate(zip(lines, (json.dumps(r, ensure_ascii=False) for r in original)), 1) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(lines, sealed_lines(original)), 1)
+               if json.loads(a) | {"chain": ""} != json.loads(b) | {"chain": ""}]
     assert changed and first.line >= changed[0]
 
 

@@ -4,7 +4,10 @@ Usage: faulty.py MODE [AT [MARKER]]  — misbehave at the AT-th request (default
 MARKER is only carried on the command lines (its own and its child's) so a test
 can find exactly its processes.
 Modes: exit-at-start, die, hang, late, garbage, wrong-id, illegal, huge-line,
-stderr-flood, close-stdout, child-keeps-pipe, unexpected, ok.
+stderr-flood, close-stdout, child-keeps-pipe, unexpected, ok, early (writes, with an
+answer, the answer to the next request before it is asked: the id guessed right when
+it is on move again), float-id (the id as 11.0), huge-illegal (a 900 KB action).
+FAULTY_NAME in the environment replaces the name it announces in hello.
 With FAULTY_ONCE=PATH in the environment it misbehaves only if PATH does not
 exist yet (and creates it), so a restarted bot plays cleanly.
 """
@@ -42,7 +45,7 @@ for line in sys.stdin:
     msg = json.loads(line)
     t = msg.get("type")
     if t == "hello":
-        send({"type": "hello", "protocol": 1, "name": f"faulty-{mode}", "version": "1"})
+        send({"type": "hello", "protocol": 1, "name": os.environ.get("FAULTY_NAME", f"faulty-{mode}"), "version": "1"})
         continue
     if t == "bye":
         break
@@ -66,6 +69,17 @@ for line in sys.stdin:
             answer["id"] = msg["id"] + 1000
         if mode == "illegal":
             answer["action"] = "play:Zz" if msg["decision"] == "play" else "contract:durch"
+        if mode == "float-id":
+            out.write(json.dumps(answer).replace(f'"id": {msg["id"]}', f'"id": {msg["id"]}.0') + "\n")
+            out.flush()
+            continue
+        if mode == "huge-illegal":
+            answer["action"] = "x" * 900_000
+        if mode == "early":
+            guess = {"type": "action", "id": msg["id"] + 1, "action": legal[0]}
+            out.write(json.dumps(answer) + "\n" + json.dumps(guess) + "\n")
+            out.flush()
+            continue
         if mode == "unexpected":
             answer = {"type": "hello", "protocol": 1}
         if mode == "huge-line":
