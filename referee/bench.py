@@ -36,42 +36,67 @@ def _trump_games(rng: random.Random):
     return choose
 
 
-def engine(deals: int = 3000, repeats: int = 5, seed: int = 1, mixes: tuple[str, ...] = ("uniform", "trump_games")) -> dict:
+def _self_play(make, deals: int, seed: int, r: int, view: bool) -> tuple[float, float, int, int]:
+    """One repeat: (wall s, cpu s, decisions, deals) of self-play over whole partie;
+    with ``view`` the mover's view is built at each decision, as the referee does."""
+    choose = make(random.Random(seed * 1000 + r))
+    n_deals = n_dec = 0
+    w0, c0 = time.perf_counter(), time.process_time()
+    p = 0
+    while n_deals < deals:
+        partie = Partie(seed=f"bench:{seed}:{r}:{p}")
+        p += 1
+        for deal in partie.iter_deals():
+            if view:
+                while not deal.done:
+                    deal.view(deal.to_move)
+                    deal.apply(choose(deal))
+                    n_dec += 1
+            else:
+                while not deal.done:
+                    deal.apply(choose(deal))
+                    n_dec += 1
+            n_deals += 1
+            if n_deals >= deals:
+                break
+    return time.perf_counter() - w0, time.process_time() - c0, n_dec, n_deals
+
+
+def engine(deals: int = 3000, repeats: int = 5, seed: int = 1, mixes: tuple[str, ...] = ("uniform", "trump_games"),
+           views: bool = True) -> dict:
     """Random legal self-play in-process: deals per second and microseconds per decision.
 
     Each repeat plays ``deals`` deals (whole partie of 12) choosing uniformly among
     the legal actions (mostly short betl/durch deals, as uniform choice announces
     them most), and again steered into trump games played to the last trick; the
-    figures are medians over the repeats.
+    figures are medians over the repeats.  With ``views``, the trump games are also
+    played building the mover's view at each decision (legal + view + apply, the
+    engine's share of a referee's decision), in the same repeats, and the view's
+    cost is the difference (CPU time).
     """
     out = {"benchmark": "engine", "deals": deals, "repeats": repeats}
+    med = statistics.median
     for mix, make in (("uniform", _uniform), ("trump_games", _trump_games)):
         if mix not in mixes:
             continue
-        rates, per_decision, per_deal = [], [], []
+        rates, per_decision, cpu_per_decision, per_deal, with_view = [], [], [], [], []
         for r in range(repeats):
-            choose = make(random.Random(seed * 1000 + r))
-            n_deals = n_dec = 0
-            t0 = time.perf_counter()
-            p = 0
-            while n_deals < deals:
-                partie = Partie(seed=f"bench:{seed}:{r}:{p}")
-                p += 1
-                for deal in partie.iter_deals():
-                    while not deal.done:
-                        deal.apply(choose(deal))
-                        n_dec += 1
-                    n_deals += 1
-                    if n_deals >= deals:
-                        break
-            el = time.perf_counter() - t0
-            rates.append(n_deals / el)
-            per_decision.append(el / n_dec * 1e6)
+            wall, cpu, n_dec, n_deals = _self_play(make, deals, seed, r, False)
+            rates.append(n_deals / wall)
+            per_decision.append(wall / n_dec * 1e6)
+            cpu_per_decision.append(cpu / n_dec * 1e6)
             per_deal.append(n_dec / n_deals)
+            if views and mix == "trump_games":
+                _w, v_cpu, v_dec, _n = _self_play(make, deals, seed, r, True)
+                with_view.append(v_cpu / v_dec * 1e6)
         key = "" if mix == "uniform" else "trump_games_"
-        out[key + "deals_per_second"] = round(statistics.median(rates), 1)
-        out[key + "us_per_decision"] = round(statistics.median(per_decision), 2)
-        out[key + "decisions_per_deal"] = round(statistics.median(per_deal), 1)
+        out[key + "deals_per_second"] = round(med(rates), 1)
+        out[key + "us_per_decision"] = round(med(per_decision), 2)
+        out[key + "cpu_us_per_decision"] = round(med(cpu_per_decision), 2)
+        out[key + "decisions_per_deal"] = round(med(per_deal), 1)
+        if with_view:
+            out[key + "cpu_us_per_decision_with_view"] = round(med(with_view), 2)
+            out[key + "cpu_us_per_view"] = round(med(with_view) - med(cpu_per_decision), 2)
     return out
 
 
@@ -297,7 +322,7 @@ def validate(deals: int = 3000, log=None, repeats: int = 5, seed: int = 1, jobs:
                 if preport.to_dict() != report.to_dict():
                     raise RuntimeError("parallel validation disagrees with the single-process report")
             w0, c0 = time.perf_counter(), time.process_time()
-            engine(deals=n, repeats=1, seed=seed + r, mixes=("uniform",))
+            engine(deals=n, repeats=1, seed=seed + r, mixes=("uniform",), views=False)
             w1, c1 = time.perf_counter(), time.process_time()
             e_wall.append(n / (w1 - w0))
             e_cpu.append(n / max(c1 - c0, 1e-9))

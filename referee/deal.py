@@ -35,16 +35,23 @@ from .cards import (
 TRUMP, TALON, ANSWER, CONTRACT, FLEK, PLAY, DONE = "trump", "talon", "answer", "contract", "flek", "play", "done"
 NO_POINTS_MASK = FULL_MASK & ~sum((1 << (s * 8 + TEN)) | (1 << (s * 8 + ACE)) for s in range(4))
 _ALL_CARDS = frozenset(range(32))
+_BIT = tuple(1 << c for c in range(32))
+#: The action kinds each decision takes (R3-R8), and the rule a wrong kind breaks.
+_DECISION_KINDS = {TRUMP: ("trump",), TALON: A.GAME_KINDS, ANSWER: ("dobra", "spatna", "durch"),
+                   CONTRACT: ("contract",), FLEK: ("dobra", "flek"), PLAY: ("play", "lay"), DONE: ()}
+_DECISION_RULE = {TRUMP: "R3.1", TALON: "R3.2", ANSWER: "R4.1", CONTRACT: "R5.1", FLEK: "R5.3", PLAY: "R7.2"}
 _POINTS = tuple(10 if (c & 7) in (TEN, ACE) else 0 for c in range(32))
 _CARD_CODE = tuple(str(c) for c in CARDS)  # card -> its code, without a method call per card (view)
 
 
 class IllegalAction(ValueError):
-    """An action that is not legal now; the message cites the rule."""
+    """An action that is not legal now: ``rule`` the RULES.md id it breaks, ``detail``
+    why; the message is ``"<rule>: <detail>"``."""
 
-    def __init__(self, rule: str, message: str):
-        super().__init__(f"{rule}: {message}")
+    def __init__(self, rule: str, detail: str):
+        super().__init__(f"{rule}: {detail}")
         self.rule = rule
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -100,21 +107,22 @@ class Deal:
     def __init__(self, deck: list[int], forhont: int = 0):
         if len(deck) != 32 or set(deck) != _ALL_CARDS:
             raise ValueError("R1.1: a deal needs the 32 cards exactly once")
-        self.deck = [CARDS[c] for c in deck]
+        self.deck = deck = [CARDS[c] for c in deck]
         self.forhont = forhont
         self.middle = (forhont + 1) % 3
         self.dealer = (forhont + 2) % 3
-        order = (self.forhont, self.middle, self.dealer)
+        # R2.6: blocks of 7-5-5-5-5-5 to forhont, middle, dealer, forhont, middle, dealer
         hands: list[list[Card]] = [[], [], []]
-        masks = [0, 0, 0]
-        pos = 0
-        for block, size in enumerate((7, 5, 5, 5, 5, 5)):
-            seat = order[block % 3]
-            for c in self.deck[pos:pos + size]:
-                hands[seat].append(c)
-                masks[seat] |= 1 << c
-            pos += size
+        hands[forhont] = deck[0:7] + deck[17:22]
+        hands[self.middle] = deck[7:12] + deck[22:27]
+        hands[self.dealer] = deck[12:17] + deck[27:32]
         self.hands = hands
+        masks = [0, 0, 0]
+        for seat in (0, 1, 2):
+            m = 0
+            for c in hands[seat]:
+                m |= _BIT[c]
+            masks[seat] = m
         self.masks = masks
         self.phase = TRUMP
         self.to_move: int | None = forhont
@@ -159,6 +167,42 @@ class Deal:
         self.fault_info: Fault | None = None
         self.result: settle.Settlement | None = None
         self._legal_cache: list[Action] | None = None
+        # parts of the views kept between calls (see view): they only grow, or change with a bid
+        self._trick_views: list[dict] = []
+        self._hlaska_views: list[dict] = []
+        self._n_bids = 0  # bids applied (every action but a card play)
+        self._bid_views: list[tuple[int, list[dict]] | None] = [None, None, None]
+
+    def copy(self) -> "Deal":
+        """An independent copy of this state (as python-chess's ``Board.copy``): applying
+        actions to one never changes the other.  Much cheaper than ``copy.deepcopy``."""
+        new = object.__new__(Deal)
+        d = new.__dict__
+        d.update(self.__dict__)
+        d["deck"] = list(self.deck)
+        d["hands"] = [list(h) for h in self.hands]
+        d["masks"] = list(self.masks)
+        d["history"] = list(self.history)
+        d["decisions"] = list(self.decisions)
+        d["talon"] = list(self.talon)
+        d["talons"] = [(s, cards, set(knowers)) for s, cards, knowers in self.talons]
+        d["_answerers"] = list(self._answerers)
+        d["levels"] = dict(self.levels)
+        d["proti"] = dict(self.proti)
+        d["_speakers"] = list(self._speakers)
+        d["_round_raised"] = set(self._round_raised)
+        d["_round_announced"] = set(self._round_announced)
+        d["trick"] = list(self.trick)
+        d["trick_seats"] = list(self.trick_seats)
+        d["tricks"] = list(self.tricks)
+        d["taken"] = [list(t) for t in self.taken]
+        d["points"] = list(self.points)
+        d["hlasky"] = list(self.hlasky)
+        d["sedma_lost_early"] = set(self.sedma_lost_early)
+        d["_trick_views"] = list(self._trick_views)
+        d["_hlaska_views"] = list(self._hlaska_views)
+        d["_bid_views"] = list(self._bid_views)
+        return new
 
     # ------------------------------------------------------------ queries
     @property
@@ -196,7 +240,7 @@ class Deal:
         ph = self.phase
         if ph == PLAY:
             acts = [A.PLAY[c] for c in self._legal_cards_list(self.to_move)]
-            if self.to_move == self.actor and self._lay_available():
+            if self.to_move == self.actor and self.lay_offered:
                 acts.append(A.LAY)
             return acts
         if ph == FLEK:
@@ -310,32 +354,150 @@ class Deal:
                     win = c
         return win
 
+    # ------------------------------------------------------------ checking one action
+    def is_legal(self, action: Action | str) -> bool:
+        """Is ``action`` legal for :attr:`to_move` now?  The same answer as
+        ``action in legal_actions()``, without listing the alternatives (:meth:`verify`
+        says why not).  Malformed text raises :class:`~referee.actions.ActionError`."""
+        if action.__class__ is not Action:
+            action = A.parse_action(action)
+        if action.kind not in _DECISION_KINDS[self.phase]:  # the common case in a membership test
+            return False
+        try:
+            self._verify(action)
+        except IllegalAction:
+            return False
+        return True
+
+    def verify(self, action: Action | str) -> Action:
+        """Check one action for :attr:`to_move` against the rules directly; raise
+        :class:`IllegalAction` (the rule and why) if it is not legal now.
+
+        Returns the action (parsed, if given as text; malformed text raises
+        :class:`~referee.actions.ActionError`).  Changes nothing.
+        """
+        if action.__class__ is not Action:
+            action = A.parse_action(action)
+        self._verify(action)
+        return action
+
+    def _verify(self, action: Action) -> None:
+        ph = self.phase
+        seat = self.to_move
+        kind = action.kind
+        if kind not in _DECISION_KINDS[ph]:
+            if ph == DONE:
+                raise IllegalAction("R7.11", "the deal is over")
+            raise _wrong_decision(_DECISION_RULE[ph], seat, ph, action)
+        if ph == PLAY:
+            if kind == "play":
+                self._verify_card(seat, action.cards[0])
+            elif seat != self.actor or not self.lay_offered:
+                raise IllegalAction("R8.1", "laying the cards is not offered now")
+        elif ph == FLEK:
+            self._verify_flek(seat, action)
+        elif ph == TALON:
+            self._verify_talon(seat, action)
+        elif ph == ANSWER:
+            allowed = ("dobra", "spatna") if self._answer_kind == "barva" else ("dobra", "durch")
+            if kind not in allowed or action.cards:
+                raise _wrong_decision("R4.1", seat, ph, action)
+        elif ph == TRUMP:
+            if action.cards and action.cards[0] not in self.hands[self.forhont][:7]:
+                raise IllegalAction("R3.1", "the trump card must be one of the forhont's first seven cards "
+                                            f"or z lidu, not {action.cards[0]}")
+        elif ph == CONTRACT:
+            name = action.words[0]
+            if "sedma" in name and not self._has_trump_seven(seat):
+                raise IllegalAction("R5.1", "sedma needs the trump seven in hand")
+            if "sto" in name and not self._has_hlaska(seat):
+                raise IllegalAction("R5.1", "sto needs a hláška (K and O of one suit) in hand")
+
+    def _verify_talon(self, seat: int, action: Action) -> None:
+        """R3.2 (the forhont's discards), R4.2 (after špatná: betl or durch), R4.3 (after durch: durch)."""
+        kind = action.kind
+        stage = self._talon_stage
+        kinds = A.GAME_KINDS if stage == "forhont" else ("betl", "durch") if stage == "spatna" else ("durch",)
+        if kind not in kinds:
+            raise _wrong_decision("R3.2", seat, TALON, action)
+        cards = action.cards
+        if len(cards) != 2 or cards[0] == cards[1]:
+            raise IllegalAction("R4.3" if cards == () else "R3.2",
+                                f"{action} is not open to seat {seat} now: discard two cards, e.g. {kind}:<card>,<card>")
+        for c in cards:
+            if not self.masks[seat] >> c & 1:
+                raise IllegalAction("R3.2", f"seat {seat} does not hold {c}")
+        if stage == "forhont" and self.trump_card in cards:
+            raise IllegalAction("R3.2", f"the trump card {self.trump_card} can never go to the talon")
+        if kind == "barva" and ((cards[0] & 7) in (TEN, ACE) or (cards[1] & 7) in (TEN, ACE)):
+            raise IllegalAction("R3.2", "discards for Barva may not be an ace or a ten")
+
+    def _verify_flek(self, seat: int, action: Action) -> None:
+        """R5.2 (games against: round 1 of a trump game, with the cards for them), R5.3/R5.4 (raises)."""
+        kind = action.kind
+        if kind == "dobra":
+            return
+        if action.proti and not set(action.proti) <= set(self._proti_options(seat)):
+            raise IllegalAction("R5.2", f"{action} announces a game against that is not open to seat {seat}")
+        levels = self.levels
+        for w in action.words:
+            if w not in self._raisable or levels[w] >= A.MAX_LEVEL:
+                raise IllegalAction("R5.3", f"{action}: only components the other side raised in the previous "
+                                            f"round can be raised (now: {', '.join(self._raisable) or 'none'})")
+
+    def _verify_card(self, seat: int, card: Card) -> None:
+        """R7.2 (trump game) / R7.3 (betl, durch): follow suit, beat, trump; R7.4: the announced seven."""
+        hand = self.masks[seat]
+        if not hand >> card & 1:
+            raise IllegalAction("R7.2", f"seat {seat} does not hold {card}")
+        mask = self._legal_cards_mask(seat, seven_rule=False) if self.trick else hand
+        if mask >> card & 1:
+            if (self.game == "barva" and card == self.trump * 8 + SEVEN and len(self.tricks) < 9
+                    and mask != 1 << card and self._seven_bound(seat)):
+                raise IllegalAction("R7.4", "the announced trump seven may be played only in the last trick")
+            return
+        from .cards import SUIT_NAMES
+        rule = "R7.2" if self.game == "barva" else "R7.3"
+        ls = self.trick[0] >> 3  # a card outside the mask: there is a trick to follow
+        if card >> 3 == ls:
+            raise IllegalAction(rule, f"must beat {self._winning_card()} with a higher {SUIT_NAMES[ls]} card")
+        if self.masks[seat] & SUIT_MASKS[ls]:
+            raise IllegalAction(rule, f"must follow suit with a {SUIT_NAMES[ls]} card")
+        if card >> 3 != self.trump:
+            raise IllegalAction(rule, f"void in {SUIT_NAMES[ls]}: must play a trump ({SUIT_NAMES[self.trump]})")
+        raise IllegalAction(rule, f"must beat the highest trump {self._winning_card()}")
+
     # ------------------------------------------------------------ apply
     def apply(self, action: Action | str) -> None:
-        """Apply a legal action for :attr:`to_move`; anything else raises :class:`IllegalAction`."""
-        if isinstance(action, str):
+        """Apply a legal action for :attr:`to_move`; anything else raises :class:`IllegalAction`
+        (see :meth:`verify`) and changes nothing.  An action taken from a short
+        :meth:`legal_actions` list already made is found there by identity; any other
+        is verified directly."""
+        if action.__class__ is not Action:
             action = A.parse_action(action)
-        if self.phase == DONE:
-            raise IllegalAction("R7.11", "the deal is over")
-        legal = self.legal_actions()
-        for candidate in legal:  # actions are interned: identity finds them fast
-            if candidate is action:
-                break
+        legal = self._legal_cache
+        if legal is not None and len(legal) < 40:  # listed already: actions are interned, identity finds them fast
+            for candidate in legal:
+                if candidate is action:
+                    break
+            else:
+                self._verify(action)
         else:
-            if action not in legal:
-                raise IllegalAction(*self._explain(action))
+            self._verify(action)
         seat = self.to_move
-        assert seat is not None
         self.history.append((seat, action))
         self.decisions.append(self.phase)
         self._legal_cache = None
         ph = self.phase
         if ph == PLAY:
             if action.kind == "lay":
+                self._n_bids += 1
                 self._lay(seat)
             else:
                 self._play(seat, action.cards[0])
-        elif ph == FLEK:
+            return
+        self._n_bids += 1  # a bid: the redacted bids of every seat change
+        if ph == FLEK:
             self._apply_flek(seat, action)
         elif ph == TRUMP:
             self._apply_trump(action)
@@ -345,62 +507,6 @@ class Deal:
             self._apply_answer(seat, action)
         elif ph == CONTRACT:
             self._apply_contract(action)
-
-    def _explain(self, action: Action) -> tuple[str, str]:
-        """Why ``action`` is illegal, citing the rule."""
-        ph, seat = self.phase, self.to_move
-        kinds = {a.kind for a in self.legal_actions()}
-        if action.kind not in kinds and not (ph == FLEK and action.kind in ("flek", "dobra")) \
-                and not (ph == PLAY and action.kind == "lay"):
-            rule = {TRUMP: "R3.1", TALON: "R3.2", ANSWER: "R4.1", CONTRACT: "R5.1", FLEK: "R5.3", PLAY: "R7.2"}[ph]
-            return rule, f"seat {seat} must make a {ph} decision, not {action}"
-        if ph == TRUMP:
-            return "R3.1", f"the trump card must be one of the forhont's first seven cards or z lidu, not {action.cards[0]}"
-        if ph == TALON:
-            for c in action.cards:
-                if not self.holds(seat, c):
-                    return "R3.2", f"seat {seat} does not hold {c}"
-            if self._talon_stage == "forhont" and self.trump_card in action.cards:
-                return "R3.2", f"the trump card {self.trump_card} can never go to the talon"
-            if action.kind == "barva":
-                return "R3.2", "discards for Barva may not be an ace or a ten"
-            return "R4.3", f"{action.kind} is not open to seat {seat} now"
-        if ph == CONTRACT:
-            name = action.words[0]
-            if "sedma" in name:
-                return "R5.1", "sedma needs the trump seven in hand"
-            return "R5.1", "sto needs a hláška (K and O of one suit) in hand"
-        if ph == FLEK:
-            if action.proti:
-                return "R5.2", f"{action} announces a game against that is not open to seat {seat}"
-            return "R5.3", f"{action}: only components the other side raised in the previous round can be raised (now: {', '.join(self._raisable) or 'none'})"
-        if ph == PLAY:
-            if action.kind == "lay":
-                return "R8.1", "laying the cards is not offered now"
-            card = action.cards[0]
-            if not self.holds(seat, card):
-                return "R7.2", f"seat {seat} does not hold {card}"
-            if self.trump is not None and card == self.trump * 8 + SEVEN and self._seven_bound(seat) \
-                    and self._legal_cards_mask(seat, seven_rule=False) >> card & 1:
-                return "R7.4", "the announced trump seven may be played only in the last trick"
-            return self._explain_card(seat, card)
-        return "R7.2", f"{action} is not legal"
-
-    def _explain_card(self, seat: int, card: Card) -> tuple[str, str]:
-        led = self.trick[0]
-        ls = led >> 3
-        hand = self.masks[seat]
-        from .cards import SUIT_NAMES
-        rule = "R7.2" if self.game == "barva" else "R7.3"
-        if hand & SUIT_MASKS[ls] and card >> 3 != ls:
-            return rule, f"must follow suit with a {SUIT_NAMES[ls]} card"
-        if card >> 3 == ls:
-            return rule, f"must beat {self._winning_card()} with a higher {SUIT_NAMES[ls]} card"
-        if self.game == "barva":
-            if hand & SUIT_MASKS[self.trump] and card >> 3 != self.trump:
-                return rule, f"void in {SUIT_NAMES[ls]}: must play a trump ({SUIT_NAMES[self.trump]})"
-            return rule, f"must beat the highest trump {self._winning_card()}"
-        return rule, f"{card} is not legal"
 
     # -- trump, talon, answers, contract
     def _apply_trump(self, action: Action) -> None:
@@ -535,6 +641,7 @@ class Deal:
         self.phase = PLAY
         self.leader = self.forhont if self.game == "barva" else self.actor
         self.to_move = self.leader
+        self._judge_lay()
 
     # -- play (R7)
     def _play(self, seat: int, card: Card) -> None:
@@ -555,7 +662,9 @@ class Deal:
         self.trick.append(card)
         self.trick_seats.append(seat)
         if len(self.trick) < 3:
-            self.to_move = (seat + 1) % 3
+            self.to_move = nxt = (seat + 1) % 3
+            if nxt == self.actor and not self.lay_offered:
+                self._judge_lay()
             return
         win = self._winning_card()
         winner = self.trick_seats[self.trick.index(win)]
@@ -582,6 +691,8 @@ class Deal:
             return self._finish_trump_game(winner, win)
         self.leader = winner
         self.to_move = winner
+        if winner == self.actor and not self.lay_offered:
+            self._judge_lay()
 
     def _finish_betl_durch(self, won: bool, notes: tuple[str, ...] = ()) -> None:
         comp = settle.simple(self.game, "actor", won, self.levels[self.game], False)
@@ -648,12 +759,10 @@ class Deal:
                 known |= 1 << c
         return FULL_MASK & ~known
 
-    def _lay_available(self) -> bool:
-        if self.lay_offered:
-            return True
-        if self._lay_condition():
+    def _judge_lay(self) -> None:
+        """R8.1: judged when the turn passes to the actor in play; once offered it stays offered."""
+        if not self.lay_offered and self.to_move == self.actor and self._lay_condition():
             self.lay_offered = True
-        return self.lay_offered
 
     def _lay_condition(self) -> bool:
         seat = self.actor
@@ -823,18 +932,41 @@ class Deal:
 
     # ------------------------------------------------------------ views
     def view(self, seat: int) -> dict:
-        """What ``seat`` knows now: never another player's hidden card."""
+        """What ``seat`` knows now: never another player's hidden card.
+
+        Built from parts kept between calls (the finished tricks and hlášky, which
+        only grow, and each seat's redacted bids, which change only with a bid), so a
+        view in the play costs little more than its changing fields.  The dicts
+        inside ``bids``, ``tricks`` and ``hlasky`` are shared between views: treat a
+        view as read-only (its top-level lists and dicts are fresh).
+        """
+        tv = self._trick_views
+        if len(tv) < len(self.tricks):
+            tv.extend(_trick_view(t) for t in self.tricks[len(tv):])
+        hv = self._hlaska_views
+        if len(hv) < len(self.hlasky):
+            hv.extend(h.to_dict() for h in self.hlasky[len(hv):])
+        bids = self._bid_views[seat]
+        if bids is None or bids[0] != self._n_bids:
+            bids = self._bid_views[seat] = (self._n_bids, self._view_bids(seat))
+        return self._view(seat, list(bids[1]), list(tv), list(hv))
+
+    def view_from_scratch(self, seat: int) -> dict:
+        """:meth:`view` built without the kept parts (what tests compare it with)."""
+        return self._view(seat, self._view_bids(seat), [_trick_view(t) for t in self.tricks],
+                          [h.to_dict() for h in self.hlasky])
+
+    def _view(self, seat: int, bids: list, tricks: list, hlasky: list) -> dict:
         code = _CARD_CODE
         hand = self.hands[seat]
         if seat == self.forhont and self.zlidu is None:  # R3.1: no trump chosen, only 7 seen
             hand = hand[:7]
-        if self.phase == PLAY and seat == self.actor == self.to_move:
-            self.legal_actions()  # R8.1: the offer is judged at his turn, whoever asks first
         knows_trump_card = self.trump_shown or (seat == self.forhont and self.trump_card is not None)
         talon = None
         if self.talon and seat in self.talons[-1][2]:
             talon = [code[c] for c in self.talon]
-        v = {
+        laid = self.laid
+        return {
             "seat": seat,
             "forhont": self.forhont,
             "dealer": self.dealer,
@@ -850,16 +982,15 @@ class Deal:
             "contract": self.contract,
             "levels": dict(self.levels),
             "proti": dict(self.proti),
-            "bids": self._view_bids(seat),
-            "tricks": [{"leader": l, "cards": [code[c] for c in cs], "winner": w} for l, cs, w in self.tricks],
+            "bids": bids,
+            "tricks": tricks,
             "trick": [{"seat": s, "card": code[c]} for s, c in zip(self.trick_seats, self.trick)],
-            "hlasky": [h.to_dict() for h in self.hlasky],
+            "hlasky": hlasky,
             "points": list(self.points),
-            "laid": {"seat": self.laid[0], "cards": [code[c] for c in self.laid[1]]} if self.laid else None,
+            "laid": {"seat": laid[0], "cards": [code[c] for c in laid[1]]} if laid else None,
             "lay_offered": self.lay_offered if seat == self.actor else False,
             "result": self.result.to_dict() if self.result else None,
         }
-        return v
 
     def _view_bids(self, seat: int) -> list[dict]:
         """Every action but the card plays, as ``seat`` may see it: the discards
@@ -892,6 +1023,11 @@ class Deal:
         return f"<Deal forhont={self.forhont} phase={self.phase} to_move={self.to_move} hands=[{hands}]>"
 
 
+def _trick_view(trick: tuple[int, tuple[Card, ...], int]) -> dict:
+    leader, cards, winner = trick
+    return {"leader": leader, "cards": [_CARD_CODE[c] for c in cards], "winner": winner}
+
+
 def _cards_in_view(v: dict) -> set[Card]:
     out: set[Card] = set()
     out.update(Card.parse(c) for c in v["hand"])
@@ -907,3 +1043,8 @@ def _subsets(items: list[str]) -> list[tuple[str, ...]]:
     for it in items:
         out += [s + (it,) for s in out]
     return out
+
+
+def _wrong_decision(rule: str, seat: int | None, phase: str, action: Action) -> IllegalAction:
+    article = "an" if phase == ANSWER else "a"
+    return IllegalAction(rule, f"seat {seat} must make {article} {phase} decision, not {action}")

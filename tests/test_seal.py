@@ -223,10 +223,10 @@ def t_a_cut_not_from_the_seed(recs):
     """The last deal dealt from the previous deal's collection cut at another k (consistently)."""
     i = last_deal_index(recs)
     rec = recs[i]
-    from referee.validate import collected_deck, replay_record
+    from referee.validate import replay_record
     prev = recs[i - 1]
     rp = replay_record(prev, [Card.parse(c) for c in prev["deck"]])
-    collected = collected_deck(prev, rp)
+    collected = rp.deal.collected_deck()  # R2.3-R2.4, the engine's collection
     k = 2 if rec["cut"] != 2 else 3
     deck = collected[k:] + collected[:k]
     fake = dict(rec, cut=k, deck=[str(c) for c in deck])

@@ -19,10 +19,11 @@ from referee.cards import Card
 from referee.cli import app
 from referee.deal import Deal, IllegalAction
 from referee.log import dealt_hands, read_log, sealed_lines, selfplay_log
-from referee.partie import Partie, places
-from referee.validate import collected_deck, replay_record, validate_file
+from referee.partie import next_deck, places
+from referee.validate import replay_record, validate_file
 
 from tests.test_log import chooser_bots, fault_log, random_bots
+from tests.test_properties import collect
 
 # ------------------------------------------------------------------ a corpus of real logs
 
@@ -538,9 +539,11 @@ def test_every_unmodified_log_validates(seed, kind):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10**6), st.booleans())
-def test_the_validators_own_collection_equals_the_engines(seed, faults):
-    """R2.3–R2.4 built from the record (validate.collected_deck) agrees with Deal.collected_deck."""
+@given(st.integers(0, 10**6), st.booleans(), st.integers(2, 30))
+def test_the_next_deck_check_is_the_rules_permutation(seed, faults, k):
+    """validate checks each deck against the engine's collection of the replayed deal
+    (partie.next_deck); on logged deals, faults included, that is the R2.3-R2.6
+    permutation of test_properties' independent collector."""
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "x.jsonl"
         if faults:
@@ -551,50 +554,8 @@ def test_the_validators_own_collection_equals_the_engines(seed, faults):
     for rec in deals(records):
         rp = replay_record(rec, cards(rec["deck"]))
         assert rp.complete
-        assert collected_deck(rec, rp) == engine_collected(rec)
-
-
-def _subsets(items):
-    out = [()]
-    for it in items:
-        out += [x + (it,) for x in out]
-    return out
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 10**6), st.floats(0.0, 1.0))
-def test_the_direct_checks_accept_exactly_the_engines_legal_actions(seed, taste):
-    """validate's shortcut checks (direct_ok, play_ok, FlekRounds) accept exactly the engine's legal actions,
-    so vouching for an action never lets an illegal one through."""
-    import random
-
-    from referee import actions as A
-    from referee.validate import FlekRounds, direct_ok
-    rng = random.Random(seed)
-    deal = Partie(seed=seed).next_deal()
-    flek = FlekRounds()
-    every_flek = [A.flek(w, p) for w in _subsets(A.COMPONENTS) for p in _subsets(A.PROTI)]
-    while not deal.done:
-        seat = deal.to_move
-        legal = set(deal.legal_actions())
-        phase = deal.phase
-        if phase == "flek":
-            for act in every_flek:
-                assert flek.ok(deal, seat, act) == (act in legal), (act, deal.levels, deal.proti)
-        else:
-            candidates = [A.ZLIDU, A.DOBRA, A.SPATNA, A.DURCH_ANSWER, *A.CONTRACT.values(), *A.TRUMP, *A.PLAY]
-            hand = deal.hands[seat]
-            candidates += [A.game(k, a, b) for k in ("barva", "betl", "durch") for a in hand for b in hand if a != b]
-            others = [c for c in range(32) if not deal.holds(seat, c)]
-            candidates.append(A.game("betl", hand[0], others[0]))
-            for act in candidates:
-                assert direct_ok(deal, seat, act) == (act in legal), (phase, act)
-        choices = deal.legal_actions()
-        pref = [a for a in choices if a.kind in ("barva", "dobra", "contract", "spatna") or (a.kind == "flek" and a.proti)]
-        action = rng.choice(pref) if pref and rng.random() < taste else rng.choice(choices)
-        deal.apply(action)
-        if phase == "flek":
-            flek.applied(action)
+        history = [(dec["seat"], dec["action"]) for dec in rec["decisions"]]
+        assert [str(c) for c in next_deck(rp.deal, k)] == collect(rec["deck"], rec["forhont"], history, k)
 
 
 # ------------------------------------------------------------------ the command
