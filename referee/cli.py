@@ -129,11 +129,14 @@ def match(
     if as_json:
         typer.echo(json.dumps({**result.to_dict(), "seed": seed, "seed_sha256": commitment}, indent=2, ensure_ascii=False))
         return
-    from .tables import match_rows, seat_rows
+    from .tables import fault_rows, match_rows, seat_rows
 
     typer.echo(tabulate(match_rows(result), headers="keys", tablefmt="simple"))
     typer.echo("")
     typer.echo(tabulate(seat_rows(result), headers="keys", tablefmt="simple"))
+    if result.faults:
+        typer.echo("")
+        typer.echo(tabulate(fault_rows(result), headers="keys", tablefmt="simple"))
     typer.echo(f"\nseed: {seed}\nseed sha256: {commitment}")
     if log_path is not None:
         typer.echo(f"log: {log_path}" + (" (signed)" if sign_key is not None else ""))

@@ -99,3 +99,15 @@ def seat_rows(result) -> list[dict]:
             "forfeited (R12.3)": ", ".join(f"partie {f['partie']} from deal {f['from_deal']}" for f in st.forfeited) or "-",
         })
     return rows
+
+
+def fault_rows(result) -> list[dict]:
+    """One row per fault of a :class:`referee.match.MatchResult`: where, who, what and the hint
+    (the first line of the hint of :func:`referee.explain.describe`)."""
+    rows = []
+    for f in result.faults:
+        hint = next((line.strip()[len("hint: "):] for line in f.get("text", "").splitlines()
+                     if line.strip().startswith("hint: ")), "")
+        rows.append({"partie": f["partie"], "deal": f["deal"], "seat": f["seat"], "bot": f.get("bot", ""),
+                     "kind": f["kind"], "hint": hint[:100] + ("…" if len(hint) > 100 else "")})
+    return rows

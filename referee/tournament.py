@@ -710,7 +710,8 @@ def play_unit(job: dict) -> dict:
         t0 = time.perf_counter()
         result = run_match(config)
         return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
-                "faults": len(result.faults), "seconds": time.perf_counter() - t0}
+                "faults": len(result.faults), "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
+                "seconds": time.perf_counter() - t0}
     except _Stop:
         _kill_bots_now()
         os._exit(143)
@@ -1018,6 +1019,8 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
                 played += 1
                 progress.done += 1
                 progress.add(res["names"], res["totals"])
+                for text in res.get("fault_texts", ()):  # the first few, explained (referee.explain)
+                    progress.message(text)
                 if on_unit is not None:
                     on_unit(uid)
             progress.show()
