@@ -174,6 +174,29 @@ def keygen(
     typer.echo(f"public key:  {text}")
 
 
+# ------------------------------------------------------------------ check
+@app.command()
+def check(
+    command: str = typer.Argument(..., help="The bot: a command line (quoted, e.g. \"python mybot.py\") or a built-in (random, robot)."),
+    move_time: int = typer.Option(2000, "--move-time", min=1, help="Time limit per decision, in ms (as in match)."),
+    startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time limit to start and answer hello, in ms (as in match)."),
+    cwd: Optional[Path] = typer.Option(None, "--cwd", exists=True, file_okay=False, help="Run the bot in this folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (for CI)."),
+):
+    """Conformance check of a bot before any match: three partie (one per seat) against scripted opponents that steer towards every kind of decision, an unknown message type, a request with unknown fields, then bye and the end of input. Each check is reported PASS or FAIL with the fix; exit status 0 only when every check passes."""
+    from .check import run_check
+
+    try:
+        report = run_check(command, move_ms=move_time, startup_ms=startup_time, cwd=str(cwd) if cwd else None)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="COMMAND")
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo("\n".join(report.lines()))
+    raise typer.Exit(0 if report.ok else 1)
+
+
 # ------------------------------------------------------------------ strength
 @app.command()
 def strength(

@@ -594,8 +594,9 @@ def _rule_broken(deal: Deal, f: BotFault) -> str | None:
 
 def _without_seat(message: str, seat: int) -> str:
     """A fault message without its leading ``seat N: `` (the headline names bot and seat)."""
-    prefix = f"seat {seat}: "
-    return message[len(prefix):] if message.startswith(prefix) else message
+    import re
+
+    return re.sub(r"^seat [0-2]: ", "", message)  # (the seat the process was started in, or its own)
 
 
 def _raw(answer: dict) -> str:
