@@ -197,6 +197,45 @@ def check(
     raise typer.Exit(0 if report.ok else 1)
 
 
+# ------------------------------------------------------------------ replay
+@app.command()
+def replay(
+    log: Path = typer.Argument(..., exists=True, dir_okay=False, help="A match log (.jsonl)."),
+    partie: int = typer.Option(1, "--partie", "-p", min=1, help="The partie of the deal."),
+    deal: int = typer.Option(..., "--deal", "-d", min=1, help="The deal (1-12)."),
+    seat: int = typer.Option(..., "--seat", "-s", min=0, max=2, help="The seat whose requests are sent to the bot."),
+    bot: str = typer.Option(..., "--bot", "-b", help="The bot to ask: a command line or a built-in (random, robot)."),
+    move_time: Optional[int] = typer.Option(None, "--move-time", min=1, help="Time per request in ms (default: the time_ms each logged request gave)."),
+    lines: bool = typer.Option(False, "--lines", help="Also print every line sent to the bot."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Send one seat's requests of one logged deal, exactly as logged, to a bot and print its answers beside the logged ones, with any fault it would have committed. Exit status 1 if it would have faulted."""
+    from .replay_bot import ReplayError, replay as replay_deal, report_lines, seat_script
+
+    try:
+        script = seat_script(log, partie, deal, seat)
+    except ReplayError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    try:
+        steps = replay_deal(script, bot, move_ms=move_time)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--bot")
+    faulted = any(s.fault for s in steps)
+    if as_json:
+        typer.echo(json.dumps({"partie": partie, "deal": deal, "seat": seat, "faulted": faulted,
+                               "requests": [{"id": s.request["id"], "decision": s.request["decision"], "logged": s.logged,
+                                             "answer": s.answer, "same": s.same, "fault": s.fault}
+                                            for s in steps if s.request is not None],
+                               "faults": [s.fault for s in steps if s.fault]}, indent=2, ensure_ascii=False))
+    else:
+        if lines:
+            for s in steps:
+                typer.echo(f"> {s.line}")
+        typer.echo("\n".join(report_lines(script, steps)))
+    raise typer.Exit(1 if faulted else 0)
+
+
 # ------------------------------------------------------------------ strength
 @app.command()
 def strength(
