@@ -147,9 +147,13 @@ def test_an_illegal_answer_names_the_rule_the_legal_actions_and_the_near_miss(tm
 
 
 def test_an_illegal_card_cites_the_rule_of_the_engine(tmp_path):
-    text, _ = _console(_spec("faulty.py", "illegal", "1"), tmp_path)
-    # the first request of seat 1 is an answer, flek or play decision: the engine's rule id is cited
-    assert "  rule: " in text.splitlines()[2] or "  rule: " in text.splitlines()[1]
+    text, fault = _console(_spec("author_bot.py", "wrong-card"), tmp_path)
+    _headline(text, "author-wrong-card", "illegal")
+    first = text.split("\nfault:")[0].splitlines()
+    rule = next(line for line in first if line.startswith("  rule: "))
+    # a card held but not playable breaks a rule of play: following suit, beating or trumping (R7)
+    assert rule.startswith("  rule: R7."), rule
+    assert any(line.startswith("  hint: answer one of the legal actions offered: play:") for line in first)
 
 
 def test_a_crash_shows_the_last_lines_of_stderr(tmp_path):

@@ -8,7 +8,8 @@ until it exits), debug (writes a debug line on stdout before its 3rd answer), la
 with an id it was never sent), crash-unknown (ends on a message type it does not
 know), ignore-bye (keeps reading after bye, and ends only when stdin closes),
 never-exit (ignores bye and the end of stdin; sleeps), dobra (answers 'dobrá'
-where 'dobra' is legal).
+where 'dobra' is legal), wrong-card (in play, a card of its hand that may not be
+played now, whenever there is one).
 """
 
 import json
@@ -52,6 +53,10 @@ for line in sys.stdin:
                 answer["id"] = msg["id"] + 777
         if habit == "dobra" and "dobra" in msg["legal"]:
             answer["action"] = "dobrá"
+        if habit == "wrong-card" and msg["decision"] == "play":
+            wrong = [f"play:{c}" for c in msg["view"]["hand"] if f"play:{c}" not in msg["legal"]]
+            if wrong:
+                answer["action"] = wrong[0]
         send(answer)
 print("input closed", file=sys.stderr)
 if habit == "never-exit":
