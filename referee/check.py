@@ -20,6 +20,7 @@ was not an answer, and whether it exited after ``bye``.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import tempfile
 import time
@@ -156,6 +157,7 @@ class CheckReport:
     faults: list[str] = field(default_factory=list)  # describe() texts
     exit_status: str = ""
     stderr_dir: str = ""
+    unbuffered_env: bool = field(default_factory=lambda: bool(os.environ.get("PYTHONUNBUFFERED")))
 
     @property
     def ok(self) -> bool:
@@ -174,7 +176,8 @@ class CheckReport:
                 "decisions": len(self.decisions),
                 "slowest": [d.__dict__ for d in self.slowest()],
                 "stray_stdout": self.stray_stdout, "faults": self.faults,
-                "exit": self.exit_status, "stderr_dir": self.stderr_dir}
+                "exit": self.exit_status, "stderr_dir": self.stderr_dir,
+                "pythonunbuffered_set": self.unbuffered_env}
 
     def lines(self) -> list[str]:
         out = [f"marias check {self.command}" + (f"  (announced as {self.name!r})" if self.name else "")]
@@ -201,6 +204,9 @@ class CheckReport:
         for text in self.faults:
             out.append(text)
         out.append(f"after bye: {self.exit_status}")
+        if self.unbuffered_env:
+            out.append("note: PYTHONUNBUFFERED is set in this environment, so a Python bot that never flushes "
+                       "passes here and fails elsewhere: check again with `env -u PYTHONUNBUFFERED marias check …`")
         out.append(f"bot's stderr: {self.stderr_dir}")
         out.append("result: " + ("every check passed" if self.ok else "FAILED"))
         return out
