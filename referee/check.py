@@ -157,7 +157,7 @@ class CheckReport:
     faults: list[str] = field(default_factory=list)  # describe() texts
     exit_status: str = ""
     stderr_dir: str = ""
-    unbuffered_env: bool = field(default_factory=lambda: bool(os.environ.get("PYTHONUNBUFFERED")))
+    unbuffered_env: bool = False  # PYTHONUNBUFFERED is set and the bot is a Python program
 
     @property
     def ok(self) -> bool:
@@ -306,6 +306,8 @@ def run_check(command: str, *, move_ms: int = 2000, startup_ms: int = 10_000, se
     if cwd:
         spec.cwd = cwd
     report = CheckReport(command)
+    report.unbuffered_env = bool(os.environ.get("PYTHONUNBUFFERED")) and (
+        spec.builtin is not None or "python" in Path(spec.argv[0]).name)
     work = work_dir or Path(tempfile.mkdtemp(prefix="marias-check-"))
     work.mkdir(parents=True, exist_ok=True)
     report.stderr_dir = str(work)
