@@ -496,7 +496,7 @@ class Referee:
             except BotFault as f:
                 self._fault(deal, p, f, n, index, legal=texts, rule=_rule_broken(deal, f))
                 break
-            ms = elapsed * 1000
+            ms = round(elapsed * 1000, 3)  # as logged, so that a bank is rebuilt from the log exactly (marias replay)
             p.clock.spend(ms)
             p.stats.add_time(ms)
             times.append(round(ms, 3))

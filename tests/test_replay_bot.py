@@ -12,24 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from referee.match import BotSpec, FaultPolicy, MatchConfig, run_match
+from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
 from referee.replay_bot import ReplayError, replay, seat_script
 
 AUTHOR_BOT = Path(__file__).parent / "fault_bots" / "author_bot.py"
 FAULTY = Path(__file__).parent / "fault_bots" / "faulty.py"
 
 
-def _match(tmp_path: Path, seat1: BotSpec, partie: int = 2) -> Path:
+def _match(tmp_path: Path, seat1: BotSpec, partie: int = 2, bank_ms: int | None = None) -> Path:
     cfg = MatchConfig(bots=[BotSpec.parse("robot"), seat1, BotSpec.parse("random", seed="r")], partie=partie,
-                      seed="replay", log_path=tmp_path / "m.jsonl", transcript=True, policy=FaultPolicy(max_faults=2))
+                      seed="replay", log_path=tmp_path / "m.jsonl", transcript=True, policy=FaultPolicy(max_faults=2),
+                      limits=Limits(bank_ms=bank_ms, increment_ms=7) if bank_ms else Limits())
     run_match(cfg)
     return tmp_path / "m.jsonl"
 
 
-@pytest.fixture(scope="module")
-def faulty_log(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module", params=[None, 1500], ids=["no-bank", "bank"])
+def faulty_log(request, tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("replay")
-    return _match(tmp, BotSpec(label="illegal", argv=[sys.executable, str(FAULTY), "illegal", "4"]))
+    # with a bank, every time_ms depends on the times spent before: rebuilt from the logged ms
+    return _match(tmp, BotSpec(label="illegal", argv=[sys.executable, str(FAULTY), "illegal", "4"]), bank_ms=request.param)
 
 
 def _records(path: Path) -> list[dict]:
@@ -39,6 +41,11 @@ def _records(path: Path) -> list[dict]:
 def test_rebuilt_lines_equal_the_transcript_byte_for_byte(faulty_log):
     deals = [r for r in _records(faulty_log) if r["type"] == "deal"]
     assert any(r["faults"] for r in deals) and len({r["partie"] for r in deals}) == 2
+    times = {json.loads(t["line"])["time_ms"] for s in range(3)
+             for t in _records(faulty_log.with_name(f"m.seat{s}.transcript.jsonl"))
+             if t["dir"] == "send" and '"type":"request"' in t["line"]}
+    bank = json.loads(faulty_log.read_text().splitlines()[0])["limits"]["bank_ms"]
+    assert (len(times) > 10) if bank else (times == {2000})
     for seat in range(3):
         transcript = _records(faulty_log.with_name(f"m.seat{seat}.transcript.jsonl"))
         sent = [t["line"] for t in transcript if t["dir"] == "send"]
