@@ -284,7 +284,7 @@ def replay(
     faulted = any(s.fault for s in steps)
     if as_json:
         typer.echo(json.dumps({"partie": partie, "deal": deal, "seat": seat, "faulted": faulted,
-                               "requests": [{"id": s.request["id"], "decision": s.request["decision"], "logged": s.logged,
+                               "requests": [{"id": s.request["id"], "decision": s.request["decision"], "logged": s.logged, "logged_fault": s.logged_fault,
                                              "answer": s.answer, "same": s.same, "fault": s.fault}
                                             for s in steps if s.request is not None],
                                "faults": [s.fault for s in steps if s.fault]}, indent=2, ensure_ascii=False))

@@ -41,7 +41,8 @@ class Step:
 
     line: str
     request: dict | None = None
-    logged: str | None = None  # the logged action (or "fault KIND: evidence")
+    logged: str | None = None  # the logged action (for a logged fault: the faulty answer, or its evidence)
+    logged_fault: str | None = None  # the kind of the logged fault at this request
     answer: str | None = None  # the bot's action (None before it is asked)
     fault: str | None = None  # describe() of the fault it would have committed
 
@@ -59,8 +60,8 @@ class SeatScript:
     deal: int
     seat: int
     lines: list[str] = field(default_factory=list)  # hello, partie_start, then the deal's lines
-    #: index in lines -> (request, logged action, decisions of the deal applied before it)
-    requests: dict[int, tuple[dict, str | None, int]] = field(default_factory=dict)
+    #: index in lines -> (request, logged answer, decisions of the deal applied before it, logged fault kind)
+    requests: dict[int, tuple[dict, str | None, int, str | None]] = field(default_factory=dict)
     rec: dict | None = None
 
 
@@ -136,7 +137,7 @@ def seat_script(log: str | Path, partie: int, deal: int, seat: int) -> SeatScrip
             if is_target and s == seat:
                 line = request_line(rid, n, index, d.decision, d.view(s), [a.code for a in d.legal_actions()],
                                     int(limit_ms), totals)
-                script.requests[len(script.lines)] = (json.loads(line), dec["action"], k)
+                script.requests[len(script.lines)] = (json.loads(line), dec["action"], k, None)
                 script.lines.append(line)
             if dec.get("ms") is not None:
                 clocks[s].spend(dec["ms"])
@@ -151,8 +152,8 @@ def seat_script(log: str | Path, partie: int, deal: int, seat: int) -> SeatScrip
                 f = faults[0]
                 line = request_line(rid, n, index, d.decision, d.view(seat), [a.code for a in d.legal_actions()],
                                     int(clocks[seat].limit_ms()), totals)
-                script.requests[len(script.lines)] = (json.loads(line), f"fault {f.get('kind')}: {shorten(_logged_answer(f), 40)}",
-                                                      len(rec["decisions"]))
+                script.requests[len(script.lines)] = (json.loads(line), _logged_answer(f), len(rec["decisions"]),
+                                                      str(f.get("kind", "")))
                 script.lines.append(line)
         if faults:
             f = faults[0]
@@ -202,8 +203,8 @@ def replay(script: SeatScript, command: str, *, move_ms: int | None = None, work
                 pending.append(line)
                 steps.append(Step(line))
                 continue
-            request, logged, applied = req
-            step = Step(line, request, logged)
+            request, logged, applied, logged_fault = req
+            step = Step(line, request, logged, logged_fault=logged_fault)
             steps.append(step)
             timeout = (move_ms or request["time_ms"]) / 1000
             player.last_limit_ms = timeout * 1000
@@ -249,7 +250,9 @@ def report_lines(script: SeatScript, steps: list[Step]) -> list[str]:
     for s in asked:
         r = s.request
         mark = "same" if s.same else "DIFFERENT" if s.answer is not None else "-"
-        out.append(f"  request {r['id']:>4} {r['decision']:8} logged: {s.logged:<24} bot: {s.answer if s.answer is not None else '(none)':<24} {mark}")
+        logged = shorten(s.logged or "", 40) + (f" (fault {s.logged_fault})" if s.logged_fault else "")
+        answer = shorten(s.answer, 40) if s.answer is not None else "(no answer)"
+        out.append(f"  request {r['id']:>4} {r['decision']:8} logged: {logged:<26} bot: {answer:<26} {mark}")
     for s in steps:
         if s.fault:
             out.append(s.fault)

@@ -67,8 +67,8 @@ def test_replay_reproduces_a_logged_fault_with_its_explanation(tmp_path):
     script = seat_script(log, 1, rec["deal"], 1)
     steps = replay(script, f"{sys.executable} {AUTHOR_BOT} dobra", work_dir=tmp_path / "w")
     asked = [s for s in steps if s.request is not None]
-    assert asked[-1].logged.startswith("fault illegal: dobrá")
-    assert asked[-1].answer == "dobrá"
+    assert (asked[-1].logged, asked[-1].logged_fault) == ("dobrá", "illegal")
+    assert asked[-1].answer == "dobrá" and asked[-1].same  # the same faulty answer again
     assert "did you mean 'dobra'?" in asked[-1].fault
     assert all(s.same for s in asked[:-1])  # the answers before the fault are the logged ones
     # a bot without the bug answers the same request legally
@@ -83,7 +83,7 @@ def test_the_command_prints_both_answers_and_fails_when_the_bot_would_fault(tmp_
             "--seat", str(seat)]
     bad = subprocess.run([*args, "--bot", f"{sys.executable} {FAULTY} illegal 1"], capture_output=True, text=True)
     assert bad.returncode == 1, bad.stdout + bad.stderr
-    assert "logged: fault illegal" in bad.stdout and "fault: faulty-illegal (seat 1)" in bad.stdout
+    assert "(fault illegal)" in bad.stdout and "fault: faulty-illegal (seat 1)" in bad.stdout
     good = subprocess.run([*args, "--bot", "robot", "--json"], capture_output=True, text=True)
     assert good.returncode == 0, good.stdout + good.stderr
     assert json.loads(good.stdout)["faulted"] is False
