@@ -116,7 +116,7 @@ def deal_start(partie: int, deal: int, seat: int, forhont: int, dealer: int, cut
             "middle": (forhont + 1) % 3, "dealer": dealer, "cut": cut, "totals": list(totals or (0, 0, 0))}
 
 
-def request(id: int, partie: int, deal: int, decision: str, view: dict, legal: list[str], time_ms: int | None,
+def request(id: int, partie: int, deal: int, decision: str, view: dict, legal: list[str], time_ms: int,
             totals: list[int] | None = None) -> dict:
     """``totals``: each seat's groše in this partie before this deal; ``legal`` stays the last field."""
     return {"type": "request", "id": id, "partie": partie, "deal": deal, "decision": decision,

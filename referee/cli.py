@@ -18,6 +18,21 @@ app = typer.Typer(
     no_args_is_help=True,
     help="marias: a match referee for volený mariáš (three-player Czech card game) between bot programs.",
 )
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+        from protocol.messages import PROTOCOL_VERSION
+
+        typer.echo(f"marias {__version__} (protocol {PROTOCOL_VERSION})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version of marias and of its protocol, and exit.")):
+    """marias: a match referee for volený mariáš (three-player Czech card game) between bot programs."""
+
+
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed measured in one run, printed as figures.")
 app.add_typer(bench_app, name="bench")
 
@@ -25,18 +40,24 @@ app.add_typer(bench_app, name="bench")
 # ------------------------------------------------------------------ selfplay
 @app.command()
 def selfplay(
-    bot: List[str] = typer.Option(None, "--bot", "-b", help="Built-in bot per seat (three times; default robot, robot, random)."),
+    bot: List[str] = typer.Option(None, "--bot", "-b", help="Bot per seat, three times (default robot, robot, random): a built-in (played in-process), a command line or NAME=COMMAND; with any command the partie is played through the referee, every bot a program."),
     seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts)."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl (selfplay-sSEED-2.jsonl, ... if taken)."),
 ):
-    """Play one partie (12 deals) of built-in bots in-process and print it deal by deal."""
+    """Play one partie (12 deals) and print it deal by deal: built-in bots in-process, any other bot as a program through the referee."""
     import bots as builtin
     from .selfplay import play_partie
+    from .strength import is_builtin, parse_entry
     from .tables import deal_rows, partie_summary
 
     from .partie import partie_seed
 
     names = _three(bot or ["robot", "robot", "random"])
+    entries = [parse_entry(n) for n in names]
+    _check_entries(names)
+    if not all(is_builtin(c) for _, c in entries):
+        _selfplay_programs(entries, seed, log)
+        return
     players = [builtin.make(n, seed=f"{seed}:{i}") for i, n in enumerate(names)]
     log_path = None
     if log is None:
@@ -50,6 +71,45 @@ def selfplay(
     typer.echo(tabulate(partie_summary(partie, names), headers="keys", tablefmt="simple"))
     if log_path is not None:
         typer.echo(f"\nlog: {log_path}")
+
+
+def _selfplay_programs(entries, seed: int, log: Optional[Path]) -> None:
+    """selfplay with programs: one partie through the referee (the same deck as the in-process path)."""
+    from .log import reserve_log_path
+    from .match import BotSpec, MatchConfig, run_match
+    from .tables import deal_rows, fault_rows, partie_summary
+
+    specs = []
+    for i, (label, command) in enumerate(entries):
+        try:
+            spec = BotSpec.parse(command, seed=f"{seed}:{i}")
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--bot")
+        spec.label = label
+        specs.append(spec)
+    log_path = reserve_log_path(log, f"selfplay-s{seed}") if log is not None else None
+    result = run_match(MatchConfig(bots=specs, partie=1, seed=str(seed), log_path=log_path, keep_partie=True),
+                       lambda line: typer.echo(line, err=True) if line.startswith("fault") else None)
+    partie = result.parties[0]
+    typer.echo(tabulate(deal_rows(partie), headers="keys", tablefmt="simple"))
+    typer.echo("")
+    typer.echo(tabulate(partie_summary(partie, result.names), headers="keys", tablefmt="simple"))
+    if result.faults:
+        typer.echo("")
+        typer.echo(tabulate(fault_rows(result), headers="keys", tablefmt="simple"))
+    if log_path is not None:
+        typer.echo(f"\nlog: {log_path}")
+    typer.echo(f"bots' stderr: {result.stderr_dir}")
+
+
+def _check_entries(names: List[str]) -> None:
+    """Each --bot a built-in, a command line whose program exists, or NAME=COMMAND; else exit 2."""
+    from .strength import command_problem, parse_entry
+
+    for b in names:
+        why = command_problem(parse_entry(b)[1])
+        if why:
+            raise typer.BadParameter(why, param_hint="--bot")
 
 
 def _three(items: List[str]) -> List[str]:
@@ -189,11 +249,14 @@ def match(
     if as_json:
         typer.echo(json.dumps({**result.to_dict(), "seed": seed, "seed_sha256": commitment}, indent=2, ensure_ascii=False))
         return
-    from .tables import match_rows, seat_rows
+    from .tables import fault_rows, match_rows, seat_rows
 
     typer.echo(tabulate(match_rows(result), headers="keys", tablefmt="simple"))
     typer.echo("")
     typer.echo(tabulate(seat_rows(result), headers="keys", tablefmt="simple"))
+    if result.faults:
+        typer.echo("")
+        typer.echo(tabulate(fault_rows(result), headers="keys", tablefmt="simple"))
     typer.echo(f"\nseed: {seed}\nseed sha256: {commitment}")
     typer.echo(f"\nsandbox: {result.sandbox}")
     if log_path is not None:
@@ -232,21 +295,90 @@ def keygen(
     typer.echo(f"public key:  {text}")
 
 
+# ------------------------------------------------------------------ check
+@app.command()
+def check(
+    command: str = typer.Argument(..., help="The bot: a command line (quoted, e.g. \"python mybot.py\") or a built-in (random, robot)."),
+    move_time: int = typer.Option(2000, "--move-time", min=1, help="Time limit per decision, in ms (as in match)."),
+    startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time limit to start and answer hello, in ms (as in match)."),
+    cwd: Optional[Path] = typer.Option(None, "--cwd", exists=True, file_okay=False, help="Run the bot in this folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (for CI)."),
+    sandbox: str = typer.Option("auto", "--sandbox", help=_SANDBOX_HELP),
+):
+    """Conformance check of a bot before any match: three partie (one per seat) against scripted opponents that steer towards every kind of decision, an unknown message type, a request with unknown fields, then bye and the end of input. Each check is reported PASS or FAIL with the fix; exit status 0 only when every check passes."""
+    from .check import run_check
+
+    try:
+        report = run_check(command, move_ms=move_time, startup_ms=startup_time, cwd=str(cwd) if cwd else None,
+                           sandbox=_sandbox_mode(sandbox))
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="COMMAND")
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo("\n".join(report.lines()))
+    raise typer.Exit(0 if report.ok else 1)
+
+
+# ------------------------------------------------------------------ replay
+@app.command()
+def replay(
+    log: Path = typer.Argument(..., exists=True, dir_okay=False, help="A match log (.jsonl)."),
+    partie: int = typer.Option(1, "--partie", "-p", min=1, help="The partie of the deal."),
+    deal: int = typer.Option(..., "--deal", "-d", min=1, help="The deal (1-12)."),
+    seat: int = typer.Option(..., "--seat", "-s", min=0, max=2, help="The seat whose requests are sent to the bot."),
+    bot: str = typer.Option(..., "--bot", "-b", help="The bot to ask: a command line or a built-in (random, robot)."),
+    move_time: Optional[int] = typer.Option(None, "--move-time", min=1, help="Time per request in ms (default: the time_ms each logged request gave)."),
+    lines: bool = typer.Option(False, "--lines", help="Also print every line sent to the bot."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    sandbox: str = typer.Option("auto", "--sandbox", help=_SANDBOX_HELP),
+):
+    """Send one seat's requests of one logged deal, exactly as logged, to a bot and print its answers beside the logged ones, with any fault it would have committed. Exit status 1 if it would have faulted."""
+    from .replay_bot import ReplayError, replay as replay_deal, report_lines, seat_script
+
+    try:
+        script = seat_script(log, partie, deal, seat)
+    except ReplayError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    try:
+        steps = replay_deal(script, bot, move_ms=move_time, sandbox=_sandbox_mode(sandbox))
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--bot")
+    faulted = any(s.fault for s in steps)
+    if as_json:
+        typer.echo(json.dumps({"partie": partie, "deal": deal, "seat": seat, "faulted": faulted,
+                               "requests": [{"id": s.request["id"], "decision": s.request["decision"], "logged": s.logged, "logged_fault": s.logged_fault,
+                                             "answer": s.answer, "same": s.same, "fault": s.fault}
+                                            for s in steps if s.request is not None],
+                               "faults": [s.fault for s in steps if s.fault]}, indent=2, ensure_ascii=False))
+    else:
+        if lines:
+            for s in steps:
+                typer.echo(f"> {s.line}")
+        typer.echo("\n".join(report_lines(script, steps)))
+    raise typer.Exit(1 if faulted else 0)
+
+
 # ------------------------------------------------------------------ strength
 @app.command()
 def strength(
-    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times: built-in bots (random, robot), e.g. --bot robot --bot robot --bot random."),
+    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times: a built-in (random, robot: played in-process), a command line or NAME=COMMAND, e.g. --bot mine=\"python mybot.py\" --bot robot --bot robot. With any command every entry is played as a program through the referee."),
     partie: int = typer.Option(30, "--partie", "-n", min=1, help="Partie to play (rounded up to whole decks: every deck is played in every seating)."),
+    move_time: int = typer.Option(2000, "--move-time", min=1, help="Time per decision in ms (programs only)."),
+    startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time to start and answer hello in ms (programs only)."),
     seed: str = typer.Option("1", help="Seed of the decks (deck D shuffles with strength:SEED:D)."),
     permutations: bool = typer.Option(False, "--permutations", help="Play all 6 seat permutations per deck instead of the 3 rotations."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """Relative strength of built-in bots: the same decks with the seats rotated, groše per partie with a 95% confidence interval (per-deck means as samples), places and speed."""
+    """Relative strength of three bots: the same decks with the seats rotated, groše per partie with a 95% confidence interval (per-deck means as samples), places and speed (and faults, for programs)."""
     from . import strength as strength_mod
 
     names = _three(bot)
+    _check_entries(names)
     try:
-        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations)
+        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations,
+                                  move_ms=move_time, startup_ms=startup_time)
     except KeyError as e:
         raise typer.BadParameter(str(e.args[0]), param_hint="--bot")
     if as_json:
@@ -320,16 +452,43 @@ def show(
     deal: Optional[int] = typer.Option(None, "--deal", "-d", min=1, help="Only this deal (of each partie, or of --partie)."),
     partie: Optional[int] = typer.Option(None, "--partie", "-p", min=1, help="Only this partie."),
     seat: Optional[int] = typer.Option(None, "--seat", "-s", min=0, max=2, help="Show only what this seat saw."),
+    bot: Optional[str] = typer.Option(None, "--bot", "-b", help="Show only what this bot saw: its name (as announced in hello) or its label/command in the log's header."),
 ):
     """Print deal sheets: hands, trump choice, talon, bidding in the game's words, tricks with hlášky and points, laid cards, settlement per component and per seat."""
     from .show import ShowError, show as show_log
 
+    if bot is not None:
+        if seat is not None:
+            raise typer.BadParameter("give --seat or --bot, not both", param_hint="--bot")
+        seat = _seat_of_bot(log, bot)
     try:
         text = show_log(log, partie=partie, deal=deal, seat=seat, color=sys.stdout.isatty())
     except ShowError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1)
     typer.echo(text)
+
+
+def _seat_of_bot(log: Path, name: str) -> int:
+    """The seat of the bot called ``name`` in ``log``'s header, or a clear error (exit 2)."""
+    from .log import read_lines
+
+    try:
+        records, _ = read_lines(log)
+    except OSError as e:
+        typer.echo(f"error: {log}: cannot read: {e.strerror or e}", err=True)
+        raise typer.Exit(2)
+    header = records[0][1] if records and records[0][1].get("type") == "header" else {}
+    bots = [b for b in header.get("bots") or [] if isinstance(b, dict)]
+    seats = [b.get("seat") for b in bots if name in (b.get("name"), b.get("label"))]
+    if len(seats) == 1:
+        return seats[0]
+    if not seats:
+        known = ", ".join(f"{b.get('name')!r} (seat {b.get('seat')})" for b in bots) or "none"
+        typer.echo(f"error: no bot {name!r} in {log}; its bots: {known}", err=True)
+    else:
+        typer.echo(f"error: {name!r} sits in seats {', '.join(map(str, seats))} of {log}: choose one with --seat", err=True)
+    raise typer.Exit(2)
 
 
 # ------------------------------------------------------------------ bench

@@ -34,7 +34,9 @@ from protocol import messages as M
 from . import __version__
 from .actions import Action
 from .cards import Card, parse_deck
-from .deal import Deal
+from .actions import ActionError
+from .deal import Deal, IllegalAction
+from .explain import FaultContext, describe
 from .faults import BotFault, FaultKind, evidence
 from .partie import Partie, derive_seed, new_seed
 from .process import BotCommand, BotProcess, Poller, encode_line, open_private
@@ -273,6 +275,8 @@ class Player:
         self.clock = Clock(0)
         self.started_at = 0.0  # time.monotonic() when the bot was last started
         self.sandbox: SandboxConfig | None = None  # set by the referee once the mode is resolved
+        self.phase = "startup"  # "startup" until its hello answer is read, then "move" (what a timeout means)
+        self.last_limit_ms: float | None = None  # the limit of the wait that faulted
         self._transcript_file = transcript_file
         self._limits = self._make_limits()
         stem = config.log_path.with_suffix("") if config.log_path else Path(config.work_dir or tempfile.gettempdir()) / "marias"
@@ -300,6 +304,8 @@ class Player:
         self.pending = []  # a fresh bot starts with a fresh story
         self.io = self._new_seat()
         self.started_at = time.monotonic()
+        self.phase = "startup"
+        self.last_limit_ms = float(self._limits["startup_ms"])
         try:
             self.io.start()
         except BotFault:
@@ -322,6 +328,7 @@ class Player:
             self.name = printable(str(answer.get("name") or self.spec.label)[:80])
             self.version = printable(str(answer.get("version") or "")[:40])
             self.announced = True
+        self.phase = "move"
         self.io.send_lines([encode_line(partie_msg)])
 
     def ensure_started(self, partie_msg: dict) -> None:
@@ -352,6 +359,7 @@ class Player:
         """The request (encoded), after the queued lines in the same write."""
         lines, self.pending = self.pending, []
         lines.append(line)
+        self.last_limit_ms = timeout * 1000
         return self.io.request_lines(lines, timeout)
 
     def limits(self) -> dict:
@@ -553,9 +561,9 @@ class Referee:
                 answer, elapsed = p.request(line, limit_ms / 1000)
                 action = self._check_answer(answer, rid, legal, texts, seat, elapsed)
             except BotFault as f:
-                self._fault(deal, p, f, n, index)
+                self._fault(deal, p, f, n, index, legal=texts, rule=_rule_broken(deal, f))
                 break
-            ms = elapsed * 1000
+            ms = round(elapsed * 1000, 3)  # as logged, so that a bank is rebuilt from the log exactly (marias replay)
             p.clock.spend(ms)
             p.stats.add_time(ms)
             times.append(round(ms, 3))
@@ -590,14 +598,36 @@ class Referee:
         raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {_shown(text)} is not one of the {len(legal)} legal actions",
                        _raw(answer), elapsed)
 
-    def _fault(self, deal: Deal, p: Player, f: BotFault, n: int, index: int) -> None:
+    def _fault(self, deal: Deal, p: Player, f: BotFault, n: int, index: int,
+               legal: list[str] | None = None, rule: str | None = None) -> None:
+        ctx = self.fault_context(p, f, n, index, legal, rule)
         deal.fault(p.seat, str(f.kind), f.message, f.evidence, f.elapsed)
         kind = str(f.kind)
         p.stats.faults[kind] = p.stats.faults.get(kind, 0) + 1
         p.faults_in_partie += 1
-        self.faults.append({"partie": n, "deal": index, "seat": p.seat, "kind": kind, "message": f.message})
-        self.progress(f"partie {n} deal {index}: seat {p.seat} fault {kind}: {f.message}")
+        text = describe(ctx)
+        self.faults.append({"partie": n, "deal": index, "seat": p.seat, "kind": kind, "message": f.message,
+                            "bot": p.name, "text": text})
+        self.progress(text)
         p.kill()  # whatever state the bot is in, it starts afresh for the next deal
+
+    def fault_context(self, p: Player, f: BotFault, n: int | None, index: int | None,
+                      legal: list[str] | None = None, rule: str | None = None) -> FaultContext:
+        """Everything :func:`referee.explain.describe` says about fault ``f`` of ``p``
+        (read before the bot is ended: its stderr tail is taken from the running seat)."""
+        tail = ""
+        if p.io is not None:
+            with contextlib.suppress(Exception):
+                tail = p.io.stderr_tail
+        kind = str(f.kind)
+        stderr_path = None
+        if p.spec.bot is None and p.stderr_path.exists():
+            stderr_path = str(p.stderr_path)
+        return FaultContext(kind=kind, message=_without_seat(f.message, p.seat), bot=p.name, seat=p.seat,
+                            partie=n, deal=index, evidence=f.evidence, elapsed_s=f.elapsed,
+                            limit_ms=p.last_limit_ms, phase=p.phase, rule=rule,
+                            legal=tuple(legal or ()) if kind == "illegal" else (),
+                            stderr_tail=tail, stderr_path=stderr_path)
 
     def _forfeit(self, n: int, partie: Partie, p: Player) -> dict:
         """R12.3: ``p`` has faulted ``max_faults`` times in this partie and forfeits the rest of it."""
@@ -615,6 +645,32 @@ def builtin_bot_folders() -> tuple[str, ...]:
     import bots
     import protocol
     return tuple(str(Path(m.__file__).resolve().parent) for m in (bots, protocol, sys.modules[__package__]))
+
+
+def _rule_broken(deal: Deal, f: BotFault) -> str | None:
+    """For an illegal answer, the rule it breaks as the engine explains it (``R7.2: …``)."""
+    if f.kind is not FaultKind.ILLEGAL:
+        return None
+    try:
+        text = json.loads(f.evidence).get("action")
+    except (ValueError, AttributeError):
+        return None  # evidence cut short: the action is not known whole
+    if not isinstance(text, str):
+        return f"PROTOCOL.md section 5: the action must be a string, not {type(text).__name__}"
+    try:
+        deal.verify(text)
+    except IllegalAction as e:
+        return f"{e.rule}: {e.detail}"
+    except ActionError as e:
+        return f"not an action of PROTOCOL.md section 6: {e}"
+    return None
+
+
+def _without_seat(message: str, seat: int) -> str:
+    """A fault message without its leading ``seat N: `` (the headline names bot and seat)."""
+    import re
+
+    return re.sub(r"^seat [0-2]: ", "", message)  # (the seat the process was started in, or its own)
 
 
 def _raw(answer: dict) -> str:

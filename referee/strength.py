@@ -8,6 +8,14 @@ gives the partie played, the groše won in total, the mean per partie with a 95 
 confidence interval, the mean place (R9.7: shared places averaged), the partie
 won outright, and the time the bot spent per decision.
 
+Entries are built-in names (played in-process, fast) or any bot command, as
+``match`` takes them (``NAME=COMMAND`` too).  When any entry is a command, every
+entry -- built-ins as ``python -m bots NAME`` -- is played as a program through the
+referee (:func:`referee.match.run_match`, one partie per deck and seating, the deck
+and cuts of a deck shared by its seatings), so that all three bear the same costs,
+and faults are counted per entry.  This is not a tournament: no output folder to
+resume, only the report.
+
 The confidence interval treats the per-deck means (a bot's mean over the
 seatings of one deck) as the independent samples: the seatings of one deck are
 correlated through the cards, different decks are not.  The factor is Student's t
@@ -24,6 +32,7 @@ from typing import Sequence
 
 from protocol.sdk import Bot
 
+from .partie import partie_seed
 from .selfplay import play_partie
 from .stats import t975
 
@@ -87,8 +96,56 @@ def labels(names: Sequence[str]) -> list[str]:
     return out
 
 
+def parse_entry(value: str) -> tuple[str, str]:
+    """``(label, command)`` of an entry: ``robot``, ``random:3``, ``NAME=COMMAND`` or a command line."""
+    from .tournament import NAME_RE
+
+    name, eq, command = value.partition("=")
+    if eq and NAME_RE.match(name.strip()) and command.strip():
+        return name.strip(), command.strip()
+    return value, value
+
+
+def command_problem(command: str) -> str | None:
+    """Why ``command`` cannot be a bot (not a built-in, and its program is not found), or None."""
+    import os
+    import shutil
+
+    from .match import BotSpec
+
+    if is_builtin(command):
+        return None
+    try:
+        argv = BotSpec.parse(command).argv
+    except ValueError as e:
+        return str(e)
+    if os.sep in argv[0] or argv[0].startswith("."):
+        return None if os.access(argv[0], os.X_OK) else f"{command!r}: {argv[0]} is not an executable file"
+    return None if shutil.which(argv[0]) else f"{command!r}: program {argv[0]!r} not found (built-ins: random, robot)"
+
+
+def is_builtin(command: str) -> bool:
+    import bots
+
+    return command in bots.BUILTIN
+
+
 def run(names: Sequence[str], partie: int = 30, seed: int | str = 1, permutations: bool = False,
-        make=None) -> dict:
+        make=None, move_ms: int = 2000, startup_ms: int = 10_000) -> dict:
+    """Play about ``partie`` partie (rounded up to whole decks) and summarise per entry.
+
+    ``names`` are three entries (:func:`parse_entry`); ``make(name, seed)`` builds an
+    in-process bot (default :func:`bots.make`) when all three are built-in names.
+    """
+    if len(names) != 3:
+        raise ValueError(f"a table needs exactly three bots, got {len(names)}")
+    entries = [parse_entry(n) for n in names]
+    if make is None and not all(is_builtin(c) for _, c in entries):
+        return _run_programs(entries, partie, seed, permutations, move_ms, startup_ms)
+    return _run_in_process(names, partie, seed, permutations, make)
+
+
+def _run_in_process(names: Sequence[str], partie: int, seed: int | str, permutations: bool, make) -> dict:
     """Play about ``partie`` partie (rounded up to whole decks) and summarise per entry.
 
     ``names`` are three built-in bot names; ``make(name, seed)`` builds a bot
@@ -110,7 +167,7 @@ def run(names: Sequence[str], partie: int = 30, seed: int | str = 1, permutation
     decisions = [0, 0, 0]
     seconds = [0.0, 0.0, 0.0]
     for d in range(decks):
-        deck_seed = f"strength:{seed}:{d}"
+        deck_seed = partie_seed(f"strength:{seed}:{d}", 1)  # the deck and cuts a match of that seed plays
         deck_scores: list[list[int]] = [[], [], []]
         for r, seating in enumerate(seats_list):
             # seating[seat] = entry sitting there
@@ -129,6 +186,60 @@ def run(names: Sequence[str], partie: int = 30, seed: int | str = 1, permutation
                 seconds[e] += timed[seat].seconds
         for e in range(3):
             deck_means[e].append(statistics.fmean(deck_scores[e]))
+    return _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds)
+
+
+def _run_programs(entries: list[tuple[str, str]], partie: int, seed: int | str, permutations: bool,
+                  move_ms: int, startup_ms: int) -> dict:
+    """The same report, every entry a program under the referee."""
+    from .match import BotSpec, Limits, MatchConfig, run_match
+
+    seats_list = seatings(permutations)
+    k = len(seats_list)
+    decks = max(1, math.ceil(partie / k))
+    totals = [0, 0, 0]
+    per_partie: list[list[int]] = [[], [], []]
+    deck_means: list[list[float]] = [[], [], []]
+    places: list[list[float]] = [[], [], []]
+    firsts = [0, 0, 0]
+    decisions = [0, 0, 0]
+    seconds = [0.0, 0.0, 0.0]
+    faults = [0, 0, 0]
+    names = [label for label, _ in entries]
+    for d in range(decks):
+        deck_seed = f"strength:{seed}:{d}"  # partie 1 of this match seed: one deck and its cuts for every seating
+        deck_scores: list[list[int]] = [[], [], []]
+        for r, seating in enumerate(seats_list):
+            specs = []
+            for e in seating:
+                spec = BotSpec.parse(entries[e][1], seed=f"{seed}:{d}:{r}:{e}")
+                spec.label = names[e]
+                specs.append(spec)
+            result = run_match(MatchConfig(bots=specs, partie=1, seed=deck_seed,
+                                           limits=Limits(move_ms=move_ms, startup_ms=startup_ms)))
+            tot, pl = result.partie_totals[0], result.partie_places[0]
+            for seat, e in enumerate(seating):
+                totals[e] += tot[seat]
+                per_partie[e].append(tot[seat])
+                deck_scores[e].append(tot[seat])
+                places[e].append(pl[seat])
+                if pl[seat] == 1.0:
+                    firsts[e] += 1
+                st = result.stats[seat]
+                decisions[e] += st.decisions
+                seconds[e] += st.total_ms / 1000
+                faults[e] += sum(st.faults.values())
+        for e in range(3):
+            deck_means[e].append(statistics.fmean(deck_scores[e]))
+    report = _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts,
+                     decisions, seconds)
+    report["programs"] = True
+    for row, n in zip(report["results"], faults):
+        row["faults"] = n
+    return report
+
+
+def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds) -> dict:
     rows = []
     for e, label in enumerate(labels(list(names))):
         m = statistics.fmean(per_partie[e])
@@ -170,5 +281,6 @@ def table_rows(report: dict) -> list[dict]:
             "mean place": r["mean_place"],
             "firsts": r["firsts"],
             "ms/decision": r["ms_per_decision"],
+            **({"faults": r["faults"]} if "faults" in r else {}),
         })
     return out

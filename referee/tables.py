@@ -108,3 +108,15 @@ def _forfeits(st) -> str:
     if forfeited is None:
         return ", ".join(f"partie {n} (replaced by the robot)" for n in getattr(st, "replaced_in", [])) or "-"
     return ", ".join(f"partie {f['partie']} from deal {f['from_deal']}" for f in forfeited) or "-"
+
+
+def fault_rows(result) -> list[dict]:
+    """One row per fault of a :class:`referee.match.MatchResult`: where, who, what and the hint
+    (the first line of the hint of :func:`referee.explain.describe`)."""
+    rows = []
+    for f in result.faults:
+        hint = next((line.strip()[len("hint: "):] for line in f.get("text", "").splitlines()
+                     if line.strip().startswith("hint: ")), "")
+        rows.append({"partie": f["partie"], "deal": f["deal"], "seat": f["seat"], "bot": f.get("bot", ""),
+                     "kind": f["kind"], "hint": hint[:100] + ("…" if len(hint) > 100 else "")})
+    return rows

@@ -724,7 +724,8 @@ def play_unit(job: dict) -> dict:
     seconds = time.perf_counter() - t0
     why = check_unit_log(log, seats=job.get("seats"))
     return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
-            "faults": len(result.faults), "seconds": seconds, "valid": why,
+            "faults": len(result.faults), "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
+            "seconds": seconds, "valid": why,
             "sha256": file_sha256(log) if log.exists() else None}
 
 
@@ -1194,6 +1195,8 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         played += 1
         progress.done += 1
         progress.add(res["names"], res["totals"])
+        for text in res.get("fault_texts", ()):  # the first few, explained (referee.explain)
+            progress.message(text)
         if on_unit is not None:
             on_unit(unit.id)
 

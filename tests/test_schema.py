@@ -160,7 +160,7 @@ class Checker:
                 break
             step += 1
             self.rid += 1
-            req = M.request(self.rid, 1, n, decision, deal.view(seat), legal, rng.choice([2000, 150, None]))
+            req = M.request(self.rid, 1, n, decision, deal.view(seat), legal, rng.choice([2000, 150, 0]))
             assert_valid(req)
             cov["decision " + decision] += 1
             choice = _pick(deal, legal, rng, mode)

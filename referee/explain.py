@@ -1,0 +1,181 @@
+"""Fault messages that explain themselves (for bot authors).
+
+A fault (R12.1) is recorded in the log with its kind and evidence; this module
+turns one into the text a person reads on the console and in the tables: who
+(the bot's name and seat), where (partie and deal), what (the kind and the
+offending line, shortened), the last lines of the bot's stderr and where the
+whole of it is kept, and a hint for the usual cause.  Pure functions over plain
+values, so the referee, ``marias check`` and ``marias replay`` say the same.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from dataclasses import dataclass, field
+
+#: How much of an offending line a message shows.
+EVIDENCE_CHARS = 160
+#: How many stderr lines a message shows.
+STDERR_LINES = 5
+
+_FLUSH = ("answer not flushed: flush stdout after every line "
+          "(Python: print(..., flush=True); C: fflush(stdout); Java: System.out.flush(); "
+          "Node: process.stdout.write is fine, console.log too)")
+
+
+@dataclass(frozen=True)
+class FaultContext:
+    """Everything a fault message may mention; only ``kind`` and ``message`` are required."""
+
+    kind: str
+    message: str
+    bot: str = ""
+    seat: int | None = None
+    partie: int | None = None
+    deal: int | None = None
+    evidence: str = ""
+    elapsed_s: float | None = None
+    limit_ms: float | None = None
+    #: ``"startup"`` while the bot is starting and answering ``hello``, else ``"move"``.
+    phase: str = "move"
+    #: The rule the answer breaks, as the engine explains it (``"R7.2: must follow suit …"``).
+    rule: str | None = None
+    legal: tuple[str, ...] = field(default_factory=tuple)
+    stderr_tail: str = ""
+    stderr_path: str | None = None
+
+
+def shorten(text: str, limit: int = EVIDENCE_CHARS) -> str:
+    """``text`` on one line with control characters escaped, cut to ``limit`` characters."""
+    text = printable(text)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… ({len(text)} chars)"
+
+
+def printable(text: str) -> str:
+    """Control characters (escape sequences, newlines) shown as ``\\x1b``, ``\\n``, …, never sent raw."""
+    out = []
+    for ch in text:
+        if ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif unicodedata.category(ch) in ("Cc", "Cf") or ch in "\u2028\u2029":
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _fold(text: str) -> str:
+    """Lower case without diacritics: ``dobrá`` and ``Dobra`` both give ``dobra``."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower().strip()
+
+
+def near_miss(answer: str, legal: tuple[str, ...] | list[str]) -> str | None:
+    """The legal action the author probably meant, or None.
+
+    Exact matches after folding case and diacritics come first (``dobrá`` →
+    ``dobra``, ``PLAY:KH`` → ``play:Kh``), then a card code given without its
+    ``play:`` prefix, then the closest spelling.
+    """
+    if not answer or not legal:
+        return None
+    folded = _fold(answer)
+    by_fold = {_fold(a): a for a in legal}
+    if folded in by_fold and by_fold[folded] != answer:
+        return by_fold[folded]
+    if ":" not in folded and f"play:{folded}" in by_fold:
+        return by_fold[f"play:{folded}"]
+    close = difflib.get_close_matches(folded, list(by_fold), n=1, cutoff=0.75)
+    if close and by_fold[close[0]] != answer:
+        return by_fold[close[0]]
+    return None
+
+
+def _answer_text(evidence: str) -> str | None:
+    """The ``action`` field of a logged answer, when the evidence is one."""
+    import json
+
+    try:
+        obj = json.loads(evidence)
+    except (ValueError, TypeError):
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("action"), str):
+        return obj["action"]
+    return None
+
+
+def hint(ctx: FaultContext) -> str | None:
+    """The usual cause of this kind of fault and what to change, or None."""
+    kind = ctx.kind
+    limit = f"{ctx.limit_ms:g} ms" if ctx.limit_ms is not None else "the limit"
+    if kind == "timeout":
+        if ctx.phase == "startup":
+            return (f"no hello answer within the start-up limit ({limit}, --startup-time): {_FLUSH}; "
+                    "or the bot starts more slowly than the limit (raise --startup-time)")
+        return f"no complete line within the move limit ({limit}, --move-time): {_FLUSH}; or the bot thinks too long"
+    if kind == "malformed":
+        return "every line on stdout must be one JSON object: debug output belongs on stderr"
+    if kind == "line-too-long":
+        return "the answer line is longer than the referee accepts: answer with one short JSON object"
+    if kind == "wrong-id":
+        return "answer each request exactly once, with the request's own id (an integer), and never before the request"
+    if kind == "unexpected":
+        return "answer a request with {\"type\": \"action\", \"id\": …, \"action\": …} and hello with a hello answer"
+    if kind == "illegal":
+        offered = ", ".join(ctx.legal[:12]) + (f", … ({len(ctx.legal)} in all)" if len(ctx.legal) > 12 else "")
+        text = f"answer one of the legal actions offered: {offered}" if ctx.legal else "answer one of the legal actions in the request"
+        meant = near_miss(_answer_text(ctx.evidence) or "", ctx.legal)
+        if meant:
+            text = f"did you mean {meant!r}? " + text
+        return text
+    if kind == "exit":
+        return "the bot ended: its stderr above usually says why (an exception, a missing file or library)"
+    if kind == "closed":
+        return "the bot closed its stdout but kept running: keep stdout open until bye"
+    if kind == "start":
+        return "the program could not be started: check the command, its path and that it is executable"
+    return None
+
+
+def _stderr_lines(tail: str, n: int = STDERR_LINES) -> list[str]:
+    lines = [line for line in tail.splitlines() if line.strip()]
+    return [shorten(line, 200) for line in lines[-n:]]
+
+
+def describe(ctx: FaultContext) -> str:
+    """A fault as a few lines of text: headline, evidence, rule, stderr tail, hint.
+
+    >>> print(describe(FaultContext("malformed", "line is not valid JSON", bot="mybot", seat=1,
+    ...                             partie=1, deal=3, evidence="thinking...")))
+    fault: mybot (seat 1), partie 1 deal 3: malformed: line is not valid JSON
+      line: thinking...
+      hint: every line on stdout must be one JSON object: debug output belongs on stderr
+    """
+    who = ctx.bot or "bot"
+    if ctx.seat is not None:
+        who += f" (seat {ctx.seat})"
+    where = ""
+    if ctx.partie is not None:
+        where = f", partie {ctx.partie}" + (f" deal {ctx.deal}" if ctx.deal is not None else "")
+    head = f"fault: {printable(who)}{where}: {ctx.kind}: {printable(ctx.message)}"
+    lines = [head]
+    if ctx.evidence:
+        lines.append(f"  line: {shorten(ctx.evidence)}")
+    if ctx.rule:
+        lines.append(f"  rule: {printable(ctx.rule)}")
+    stderr = _stderr_lines(ctx.stderr_tail)
+    if stderr:
+        lines.append("  stderr (last lines):")
+        lines += [f"    {line}" for line in stderr]
+    if ctx.stderr_path:
+        lines.append(f"  full stderr: {ctx.stderr_path}")
+    h = hint(ctx)
+    if h:
+        lines.append(f"  hint: {h}")
+    return "\n".join(lines)
