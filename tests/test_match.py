@@ -260,8 +260,13 @@ def test_a_hello_name_reaches_the_console_with_control_characters_escaped(tmp_pa
 
 def test_without_a_log_the_stderr_files_are_in_a_named_private_folder(tmp_path):
     import subprocess
+    # it passes the pre-flight hello, then writes to stderr and ends at its first request
+    bot = tmp_path / "says_hi.py"
+    bot.write_text("import sys\nsys.stdin.readline()\n"
+                   "print('{\"type\":\"hello\",\"protocol\":1,\"name\":\"hi\",\"version\":\"1\"}', flush=True)\n"
+                   "sys.stdin.readline()\nsys.stderr.write('hi\\n')\nsys.exit(1)\n")
     r = subprocess.run([sys.executable, "-m", "referee.cli", "match", "-b", "random", "-b", "random", "-b",
-                        f"{sys.executable} -c 'import sys; sys.stderr.write(\"hi\\n\"); sys.exit(1)'", "-q"],
+                        f"{sys.executable} {bot}", "-q"],
                        capture_output=True, text=True, timeout=600, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert r.returncode == 0, r.stderr
     line = [x for x in r.stdout.splitlines() if x.startswith("bots' stderr: ")][-1]
