@@ -476,12 +476,12 @@ class Referee:
         elif cfg.work_dir is not None:
             outputs.append(str(cfg.work_dir))
         outputs = [os.path.abspath(o) for o in outputs]  # from the referee's folder, whatever the bot's is
-        workdirs = [os.path.abspath(os.path.join(q.spec.cwd or ".", q.spec.workdir)) if q.spec.workdir else None
-                    for q in players]
+        workdirs = {q.seat: os.path.abspath(os.path.join(q.spec.cwd or ".", q.spec.workdir)) if q.spec.workdir else None
+                    for q in players}
         for p in players:
             sp = p.spec
             own = workdirs[p.seat]
-            others = [w for w in workdirs if w and w != own]
+            others = [w for w in workdirs.values() if w and w != own]
             show = builtin_bot_folders() if sp.builtin else ()
             limits = cfg.sandbox_limits.merged(memory_mb=sp.memory_mb, processes=sp.processes, cpu_s=sp.cpu_s, file_mb=sp.file_mb)
             p.sandbox = SandboxConfig(self.sandbox, limits, own, tuple(outputs + others), show)

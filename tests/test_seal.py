@@ -55,7 +55,9 @@ def signed(tmp_path_factory):
     key, pub, pub_text = generate_key_pair(d / "organiser.key")
     script = d / "sleeper.py"
     script.write_text(SLEEPER)
-    bots = [BotSpec(label="sleeper", argv=[sys.executable, str(script), str(d / "slept")]),
+    work = d / "work"  # the sleeper's own writable folder (sandboxed, it may write nowhere else): the marker
+    work.mkdir()
+    bots = [BotSpec(label="sleeper", argv=[sys.executable, str(script), str(work / "slept")], workdir=str(work)),
             BotSpec.parse("random", seed="r"), BotSpec.parse("robot")]
     log = d / "logs" / "match.jsonl"
     config = MatchConfig(bots=bots, partie=2, seed="forgery-test", limits=Limits(startup_ms=10_000, move_ms=500),
