@@ -36,7 +36,7 @@ from .deal import Deal
 from .partie import Partie
 from .process import BotCommand, BotFault, BotProcess, FaultKind, encode_line
 
-BUILTIN_BOTS = ("random", "robot")
+BUILTIN_BOTS = ("random", "robot", "search")
 
 
 @dataclass
