@@ -38,6 +38,8 @@ NODES_PER_MS = 150
 MAX_WORLDS = 48
 #: beyond this many tricks left an exact solve is not even tried
 EXACT_TRICKS = 7
+#: share of the decision budget a card play spends (bidding decisions spend more, see search_bid)
+PLAY_SHARE = 0.8
 
 
 class SearchBot(Bot):
@@ -124,7 +126,7 @@ class SearchBot(Bot):
         game = Game.make(view["game"], view["actor"], know.info.trump, view.get("levels") or {}, view.get("proti") or {})
         solver = self.solver_for(game)
         rng = self.rng(view, "play")
-        budget = self.budget()
+        budget = self.budget(PLAY_SHARE)
         per_world = (budget.nodes or 0) // 2
         pos0 = _position(view, know)
         sums = {c: 0.0 for c in cards}
