@@ -141,15 +141,17 @@ def strength(
 # ------------------------------------------------------------------ bot
 @app.command("bot")
 def bot_cmd(
-    name: str = typer.Argument(..., help="Built-in bot: random or robot."),
-    seed: str = typer.Option("0", help="Seed of the bot's own random choices (random only)."),
+    name: str = typer.Argument(..., help="Built-in bot: random, robot or search."),
+    seed: str = typer.Option("0", help="Seed of the bot's own random choices (random, search)."),
+    ms: float = typer.Option(100.0, "--ms", min=1, help="search: time budget per decision in milliseconds."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", min=1, help="search: budget per decision in solver nodes instead of time (decisions reproduce exactly)."),
 ):
     """Run a built-in bot as a protocol process on stdin/stdout (see protocol/PROTOCOL.md)."""
     import bots as builtin
     from protocol.sdk import run
 
     try:
-        b = builtin.make(name, seed=seed)
+        b = builtin.make(name, seed=seed, ms=ms, nodes=nodes)
     except KeyError as e:
         typer.echo(f"error: {e.args[0]}", err=True)
         raise typer.Exit(2)
