@@ -46,8 +46,9 @@ class SearchBot(Bot):
     name = "search"
     version = "1"
 
-    def __init__(self, seed: int | str = 0, ms: float = 100.0, nodes: int | None = None):
+    def __init__(self, seed: int | str = 0, ms: float = 100.0, nodes: int | None = None, bid: bool = True):
         self.seed = seed
+        self.bid = bid  # False: bid and raise as the robot does (to measure what bidding by search adds)
         self.ms = float(ms)
         self.nodes = nodes
         self.robot = Robot()
@@ -77,18 +78,28 @@ class SearchBot(Bot):
 
     # ------------------------------------------------------------ bidding
     def choose_trump(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_trump(view, legal)
         return search_bid.choose_trump(self, view, legal)
 
     def choose_talon(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_talon(view, legal)
         return search_bid.choose_talon(self, view, legal)
 
     def choose_answer(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_answer(view, legal)
         return search_bid.choose_answer(self, view, legal)
 
     def choose_contract(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_contract(view, legal)
         return search_bid.choose_contract(self, view, legal)
 
     def choose_flek(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_flek(view, legal)
         return search_bid.choose_flek(self, view, legal)
 
     # ------------------------------------------------------------ play

@@ -246,6 +246,20 @@ def bench_validate(
     _print_bench(bench.validate(deals=deals, log=log, repeats=repeats, jobs=jobs), as_json)
 
 
+@bench_app.command("search")
+def bench_search(
+    positions: int = typer.Option(12, help="Positions solved per number of tricks left (and for betl, durch)."),
+    partie: int = typer.Option(1, help="Partie the search bot plays against two robots for the per-decision figures."),
+    ms: float = typer.Option(100.0, "--ms", min=1, help="The bot's time budget per decision in that partie."),
+    seed: int = typer.Option(1, help="Seed of the positions and partie."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """The search bot's solver: CPU time and nodes per exact solve by tricks left (trump games; betl and durch from the first trick), nodes per CPU second; and the bot at its budget: CPU time per decision, worlds per decision."""
+    from . import bench
+
+    _print_bench(bench.search(positions=positions, seed=seed, partie=partie, ms=ms), as_json)
+
+
 def _print_bench(result: dict, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(result, indent=2))
