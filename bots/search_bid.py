@@ -36,12 +36,12 @@ from .robot_info import AX_MASK, CODE, NAME, cards_of, mask_of_codes
 from .search_worlds import TALON, Constraints, sample
 
 #: a candidate must beat the robot's choice by this many standard errors ...
-MARGIN = 1.0
+MARGIN = 2.0
 #: ... and by this many groše (each defender's payment scale) on average
-MIN_GAIN = 0.2
+MIN_GAIN = 0.25
 #: budget of a bidding decision, in decisions' budgets (the mean stays low: most
 #: decisions in a deal are card plays, and the first tricks are cheap)
-BID_SHARE = 2.5
+BID_SHARE = 3.0
 #: solver nodes one play-out is counted as, for a budget given in nodes
 ROLLOUT_NODES = 1500
 MIN_WORLDS = 6

@@ -205,6 +205,7 @@ class Solver:
         self.seven = -1 if nb else game.trump * 8 + SEVEN
         self.bound = game.bound_seven_seat() if not nb else ()
         self.actor = game.actor
+        self.guess = 0  # MTD(f)'s first guess: the last value found
         self.limit = INF  # node count of the next budget check
         self.cap = INF  # node count at which the current solve stops
         self.deadline: float | None = None
@@ -246,6 +247,8 @@ class Solver:
 
     def moves(self, legal: int, hand: int, present: int) -> list[int]:
         """One card per class of equivalent legal cards (see the module docstring)."""
+        if not legal & (legal - 1):
+            return [legal.bit_length() - 1]
         out = []
         pts = self.pts
         nb = self.nb
@@ -317,9 +320,21 @@ class Solver:
         maximise = seat == self.actor
         values: dict[int, int] = {}
         try:
+            guess = self.guess
             for c in reps:
-                values[c] = self._play(hands, seat, c, trick_cards, win, win_seat, pos.leader, pos.tricks_done,
-                                       pos.a_cards, pos.d_cards, hs, -INF, INF)
+                # MTD(f): null-window tests around a guess converge on the exact value
+                lo, hi, g = -INF, INF, guess
+                while lo < hi:
+                    beta = g + 1 if g == lo else g
+                    g = self._play(hands, seat, c, trick_cards, win, win_seat, pos.leader, pos.tricks_done,
+                                   pos.a_cards, pos.d_cards, hs, beta - 1, beta)
+                    if g < beta:
+                        hi = g
+                    else:
+                        lo = g
+                values[c] = g
+                guess = g
+            self.guess = max(values.values()) if maximise else min(values.values())
         finally:
             if budget is not None:
                 budget.used += self.nodes - start
@@ -497,7 +512,7 @@ class Solver:
             present |= 1 << c
         reps = self.moves(legal, hand, present)
         if len(reps) > 1:
-            reps = self._order(reps, seat, trick_cards, win, win_seat, first)
+            reps = self._order(reps, seat, trick_cards, win, win_seat, first, present & ~hand)
         maximise = seat == self.actor
         best = -INF if maximise else INF
         best_c = reps[0]
@@ -519,7 +534,7 @@ class Solver:
                             break
         return best, best_c
 
-    def _order(self, reps, seat, trick_cards, win, win_seat, first):
+    def _order(self, reps, seat, trick_cards, win, win_seat, first, others):
         """Cheap move ordering: the table's move, then cards that take the trick
         for the mover's side, high points first."""
         actor = self.actor
