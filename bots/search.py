@@ -40,6 +40,8 @@ MAX_WORLDS = 48
 EXACT_TRICKS = 7
 #: share of the decision budget a card play spends (bidding decisions spend more, see search_bid)
 PLAY_SHARE = 0.8
+#: before EXACT_TRICKS: solve this many tricks ahead and estimate the rest (0: the robot's judgement)
+HORIZON = 0
 
 
 class SearchBot(Bot):
@@ -131,8 +133,11 @@ class SearchBot(Bot):
         """Mean value (groše each defender pays the actor) of each legal card over
         sampled worlds, or ``None`` when no world could be solved in the budget."""
         tricks = view.get("tricks") or []
+        horizon = None
         if 10 - len(tricks) > EXACT_TRICKS:
-            return None
+            if not HORIZON:
+                return None
+            horizon = HORIZON
         know = Knowledge(view)
         game = Game.make(view["game"], view["actor"], know.info.trump, view.get("levels") or {}, view.get("proti") or {})
         solver = self.solver_for(game)
@@ -150,7 +155,7 @@ class SearchBot(Bot):
             left = budget.left()
             sub = Budget(nodes=min(per_world, left) if left is not None else per_world, deadline=budget.deadline)
             try:
-                vals = solver.solve(pos, sub)
+                vals = solver.solve(pos, sub, horizon)
             except OutOfNodes:
                 budget.used += sub.used
                 break

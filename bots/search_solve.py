@@ -193,6 +193,7 @@ class Solver:
         self.game = game
         self.max_table = max_table
         self.table: dict = {}
+        self.table_horizon = 99
         self.leaf_memo: dict = {}
         self.nodes = 0
         nb = game.kind != "barva"
@@ -285,9 +286,10 @@ class Solver:
 
         Raises :class:`OutOfNodes` when ``budget`` runs out.
         """
-        if len(self.table) > self.max_table:
-            self.table.clear()
         self.horizon = 99 if horizon is None else pos.tricks_done + horizon
+        if len(self.table) > self.max_table or self.horizon != self.table_horizon:
+            self.table.clear()  # entries below a horizon hold estimates: never mix them with exact ones
+            self.table_horizon = self.horizon
         start = self.nodes
         left = budget.left() if budget is not None else None
         self.cap = INF * INF if left is None else self.nodes + max(0, left)

@@ -117,18 +117,26 @@ def match(
 # ------------------------------------------------------------------ strength
 @app.command()
 def strength(
-    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times: built-in bots (random, robot), e.g. --bot robot --bot robot --bot random."),
+    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times: built-in bots (random, robot, search), e.g. --bot search --bot robot --bot robot."),
     partie: int = typer.Option(30, "--partie", "-n", min=1, help="Partie to play (rounded up to whole decks: every deck is played in every seating)."),
     seed: str = typer.Option("1", help="Seed of the decks (deck D shuffles with strength:SEED:D)."),
     permutations: bool = typer.Option(False, "--permutations", help="Play all 6 seat permutations per deck instead of the 3 rotations."),
+    ms: float = typer.Option(100.0, "--ms", min=1, help="search: time budget per decision in milliseconds."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", min=1, help="search: budget per decision in solver nodes instead of time (the report reproduces exactly)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
     """Relative strength of built-in bots: the same decks with the seats rotated, groše per partie with a 95% confidence interval (per-deck means as samples), places and speed."""
+    import bots as builtin
+
     from . import strength as strength_mod
 
     names = _three(bot)
+
+    def make(name: str, bot_seed: str):
+        return builtin.make(name, bot_seed, ms=ms, nodes=nodes)
+
     try:
-        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations)
+        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations, make=make)
     except KeyError as e:
         raise typer.BadParameter(str(e.args[0]), param_hint="--bot")
     if as_json:
