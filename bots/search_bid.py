@@ -26,13 +26,13 @@ import random
 import time
 
 from referee.actions import parse_action
-from referee.cards import CARDS, SUIT_MASKS
+from referee.cards import CARDS, SEVEN, SUIT_MASKS
 from referee.deal import Deal
 from referee.partie import deck_from_hands
 
 from . import robot_bid as rbid
 from .robot import Robot
-from .robot_info import AX_MASK, CODE, NAME, cards_of, mask_of_codes
+from .robot_info import AX_MASK, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
 from .search_worlds import TALON, Constraints, sample
 
 #: a candidate must beat the robot's choice by this many standard errors ...
@@ -204,12 +204,27 @@ def bidding_constraints(view) -> Constraints | None:
     if tc is not None and f != me:
         known[f] = 1 << CODE[tc]
         possible[TALON] &= ~known[f]
+    # R5.1/R5.2: a sedma (proti) announcer holds the trump seven, a sto (proti) announcer a hláška
+    pairs = []
+    t = view.get("trump")
+    if view.get("game") == "barva" and t:
+        seven = 1 << (SUIT_CODE[t] * 8 + SEVEN)
+        contract = view.get("contract") or ""
+        proti = view.get("proti") or {}
+        holders = ([f] if "sedma" in contract else []) + ([int(proti["sedma"])] if "sedma" in proti else [])
+        for p in holders:
+            if p != me:
+                known[p] |= seven
+                possible[TALON] &= ~seven
+        for p in ([f] if contract.startswith("sto") else []) + ([int(proti["sto"])] if "sto" in proti else []):
+            if p != me:
+                pairs.append(p)
     size[me] = 0
     known[me] = 0
     possible[me] = 0
     if not discarded and me != f:
         return None  # the forhont still holds twelve: not a decision of this seat
-    return Constraints(me, pool, known, possible, size, ())
+    return Constraints(me, pool, known, possible, size, tuple(pairs))
 
 
 def replay(view, world, rng: random.Random) -> Deal | None:
@@ -237,10 +252,14 @@ def replay(view, world, rng: random.Random) -> Deal | None:
         tc = CODE[view["trump_card"]] if view.get("trump_card") else rng.choice([c for c in f_cards if not talon >> c & 1])
     else:
         tc = CODE[tb.split(":")[1]]
-    rest = [c for c in f_cards if c != tc]
-    rng.shuffle(rest)
+    if f == me:  # keep the seat's own order (the talon cards after it)
+        rest = [CODE[c] for c in view["hand"] if CODE[c] != tc] + ([c for c in cards_of(talon)] if discarded else [])
+    else:
+        rest = [c for c in f_cards if c != tc]
+        rng.shuffle(rest)
     order = rest[:7] + [tc] + rest[7:] if zlidu else [tc] + rest
-    seats = {p: [c for c in cards_of(hands[p])] for p in range(3) if p != f}
+    seats = {p: [CODE[c] for c in view["hand"]] if p == me else rng.sample(cards_of(hands[p]), 10)
+             for p in range(3) if p != f}
     seats[f] = order
     try:
         deck = deck_from_hands({p: [CARDS[c] for c in seats[p]] for p in range(3)}, f)
