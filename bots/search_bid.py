@@ -45,6 +45,9 @@ BID_SHARE = 3.0
 #: solver nodes one play-out is counted as, for a budget given in nodes
 ROLLOUT_NODES = 1500
 MIN_WORLDS = 6
+#: an answer is played out only when the hand's betl or durch chance reaches these
+ANSWER_BETL = 0.2
+ANSWER_DURCH = 0.4
 MAX_WORLDS = 60
 
 _ROBOT = Robot()
@@ -72,7 +75,12 @@ def choose_talon(bot, view, legal):
 
 
 def choose_answer(bot, view, legal):
+    """Špatná or durch is judged by play-outs only with a hand that could make a
+    betl or durch at all (the robot's own chance estimates); otherwise dobrá."""
     prior = bot.robot.choose_answer(view, legal)
+    hand = mask_of_codes(view["hand"])
+    if prior == "dobra" and rbid.betl_win_chance(hand) < ANSWER_BETL and rbid.durch_win_chance(hand) < ANSWER_DURCH:
+        return prior
     return _by_rollouts(bot, view, legal, prior, list(legal))
 
 

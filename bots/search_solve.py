@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 
 from referee import settle
+
+from .search_settle import hl_add, hl_unpack, trump_settle
 from referee.cards import ACE, BETL_ORDER, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_MASKS, TEN, TRUMP_ORDER
 
 POINTS = tuple(10 if (c & 7) in (TEN, ACE) else 0 for c in range(32))
@@ -98,67 +100,6 @@ class Game:
         return tuple(out)
 
 
-# ---------------------------------------------------------------- settlement at the leaves
-def trump_settle(game: Game, a_cards: int, d_cards: int, a_hl: tuple[int, ...], d_hl: tuple[int, ...],
-                 seven_in_last: tuple[int, bool] | None, lost_early: frozenset = frozenset()) -> int:
-    """What each defender pays the actor for a played trump game (the engine's
-    ``Deal._finish_trump_game``, from numbers): ``a_hl``/``d_hl`` the sides'
-    hlášky in declaration order, ``seven_in_last`` (holder, took the trick)."""
-    lv = game.level
-    red = game.cervene
-    actor = game.actor
-    a_all = a_cards + sum(a_hl)
-    d_all = d_cards + sum(d_hl)
-    comps = []
-    if "hra" in lv:
-        comps.append(settle.hra(a_all, d_all, lv["hra"], red, tiche_sto_allowed=(True, "sto-proti" not in lv)))
-    if "sto" in lv:
-        comps.append(settle.sto("sto", "actor", a_cards + (a_hl[0] if a_hl else 0), a_all, d_all - d_cards, lv["sto"], red))
-    if "sedma" in lv:
-        won = "sedma" not in lost_early and seven_in_last == (actor, True)
-        comps.append(settle.simple("sedma", "actor", won, lv["sedma"], red))
-    if "sedma-proti" in lv:
-        won = "sedma-proti" not in lost_early and seven_in_last == (game.sedma_proti, True)
-        comps.append(settle.simple("sedma-proti", "defence", won, lv["sedma-proti"], red))
-    if "sto-proti" in lv:
-        comps.append(settle.sto("sto-proti", "defence", d_cards + (d_hl[0] if d_hl else 0), d_all, a_all - a_cards,
-                                lv["sto-proti"], red))
-    if "sedma" not in lv and "sedma-proti" not in lv and seven_in_last is not None:
-        holder, won = seven_in_last
-        comps.append(settle.ticha_sedma("actor" if holder == actor else "defence", won, red))
-    return sum(c.value for c in comps)
-
-
-def nb_settle(game: Game, won: bool) -> int:
-    """Betl or durch: what each defender pays the actor."""
-    return settle.simple(game.kind, "actor", won, game.level[game.kind], False).value
-
-
-# hláška state packed in one int: first hláška of each side (0, 1 = 20, 2 = 40),
-# the sum of each side's hlášky in twenties, and the early-seven flags
-def _hl_unpack(hs: int) -> tuple[tuple[int, ...], tuple[int, ...], frozenset]:
-    af, at, df, dt = hs & 3, (hs >> 2) & 7, (hs >> 5) & 3, (hs >> 7) & 7
-    lost = set()
-    if hs >> 10 & 1:
-        lost.add("sedma")
-    if hs >> 11 & 1:
-        lost.add("sedma-proti")
-    a = (20 * af, 20 * (at - af)) if af else ()
-    d = (20 * df, 20 * (dt - df)) if df else ()
-    return a, d, frozenset(lost)
-
-
-def _hl_add(hs: int, actor_side: bool, value: int) -> int:
-    v = value // 20
-    if actor_side:
-        if not hs & 3:
-            hs |= v
-        return hs + (v << 2)
-    if not (hs >> 5) & 3:
-        hs |= v << 5
-    return hs + (v << 7)
-
-
 @dataclass
 class Position:
     """A position with every hand known: what the solver starts from.
@@ -214,8 +155,7 @@ class Solver:
         lv = game.level
         if nb:
             self.stake = settle.simple(game.kind, "actor", True, lv[game.kind], False).amount
-        # the trump games' hra-only contracts can stop as soon as the hra is decided? no: tiché sto
-        # and tichá sedma keep every trick relevant, so trump games always search to the end.
+        # trump games are searched to the last trick: tiché sto and tichá sedma keep every trick relevant
 
     # ------------------------------------------------------------ legal moves
     def legal(self, hand: int, seat: int, trick_cards: list[int], win: int, tricks_done: int) -> int:
@@ -306,9 +246,9 @@ class Solver:
                     win, win_seat = c, s
         hs = 0
         for v in pos.a_hl:
-            hs = _hl_add(hs, True, v)
+            hs = hl_add(hs, True, v)
         for v in pos.d_hl:
-            hs = _hl_add(hs, False, v)
+            hs = hl_add(hs, False, v)
         if "sedma" in pos.lost_early:
             hs |= 1 << 10
         if "sedma-proti" in pos.lost_early:
@@ -344,7 +284,6 @@ class Solver:
         out = {}
         for c in _bits(legal):
             out[c] = values[self._rep_of(c, reps, legal, hand, present)]
-        _ = maximise
         return out
 
     def _rep_of(self, c: int, reps: list[int], legal: int, hand: int, present: int) -> int:
@@ -373,7 +312,7 @@ class Solver:
         if not nb:
             r = c & 7
             if (r == KING or r == OBER) and hand >> (c ^ 3) & 1:
-                hs = _hl_add(hs, seat == self.actor, 40 if c >> 3 == self.trump else 20)
+                hs = hl_add(hs, seat == self.actor, 40 if c >> 3 == self.trump else 20)
             if c == self.seven and tricks_done < 9 and seat in self.bound:
                 hs |= 1 << (10 if seat == self.actor else 11)
         hands[seat] = hand & ~bit
@@ -434,7 +373,7 @@ class Solver:
         key = (ap, dp, hs, sil)
         v = self.leaf_memo.get(key)
         if v is None:
-            a_hl, d_hl, lost = _hl_unpack(hs)
+            a_hl, d_hl, lost = hl_unpack(hs)
             v = trump_settle(self.game, ap, dp, a_hl, d_hl, sil, lost)
             self.leaf_memo[key] = v
         return v

@@ -18,7 +18,8 @@ import random
 import pytest
 
 from bots.robot import Robot
-from bots.search_solve import Budget, Game, OutOfNodes, Solver, game_of_deal, position_of_deal, trump_settle
+from bots.search_settle import trump_settle
+from bots.search_solve import Budget, Game, OutOfNodes, Solver, game_of_deal, position_of_deal
 from referee.deal import Deal
 from referee.partie import Partie, deck_from_hands
 
