@@ -28,10 +28,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from referee import settle
-
-from .search_settle import hl_add, hl_unpack, trump_settle
 from referee.cards import ACE, BETL_ORDER, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_MASKS, TEN, TRUMP_ORDER
+
+from .search_settle import hl_add, hl_unpack, nb_settle, trump_settle
 
 POINTS = tuple(10 if (c & 7) in (TEN, ACE) else 0 for c in range(32))
 INF = 1 << 20
@@ -152,9 +151,8 @@ class Solver:
         self.cap = INF  # node count at which the current solve stops
         self.deadline: float | None = None
         self.horizon = 99
-        lv = game.level
         if nb:
-            self.stake = settle.simple(game.kind, "actor", True, lv[game.kind], False).amount
+            self.stake = nb_settle(game, True)
         # trump games are searched to the last trick: tiché sto and tichá sedma keep every trick relevant
 
     # ------------------------------------------------------------ legal moves
