@@ -45,6 +45,9 @@ BID_SHARE = 3.0
 #: solver nodes one play-out is counted as, for a budget given in nodes
 ROLLOUT_NODES = 1500
 MIN_WORLDS = 6
+#: fewer worlds than this never overrule the robot; a loaded machine may take until HARD_S seconds to reach them
+MIN_SWITCH = 4
+HARD_S = 0.7
 #: an answer is played out only when the hand's betl or durch chance reaches these
 ANSWER_BETL = 0.2
 ANSWER_DURCH = 0.4
@@ -118,9 +121,12 @@ def _by_rollouts(bot, view, legal, prior, cands):
         deadline = budget.deadline
     scores: dict[str, list[int]] = {c: [] for c in cands}
     worlds = 0
+    hard = time.perf_counter() + HARD_S
     while worlds < max_worlds:
-        if deadline is not None and worlds >= 2 and time.perf_counter() >= deadline:
-            break
+        if deadline is not None:
+            now = time.perf_counter()
+            if (worlds >= MIN_SWITCH and now >= deadline) or now >= hard:
+                break
         world = sample(k, rng)
         if world is None:
             break
@@ -133,7 +139,7 @@ def _by_rollouts(bot, view, legal, prior, cands):
         worlds += 1
     bot.stats["bid_worlds"] = bot.stats.get("bid_worlds", 0) + worlds
     bot.stats["bids"] = bot.stats.get("bids", 0) + 1
-    if worlds < 2:
+    if worlds < MIN_SWITCH:
         return prior
     best, best_gain = prior, 0.0
     base_scores = scores[prior]
