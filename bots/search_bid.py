@@ -47,6 +47,8 @@ ROLLOUT_NODES = 1500
 MIN_WORLDS = 6
 #: fewer worlds than this never overrule the robot; a loaded machine may take until HARD_S seconds to reach them
 MIN_SWITCH = 4
+#: worlds whose hands do not explain the others' bids are drawn again, up to this many in a decision
+MAX_REJECT = 200
 HARD_S = 0.7
 #: an answer is played out only when the hand's betl or durch chance reaches these
 ANSWER_BETL = 0.2
@@ -120,7 +122,7 @@ def _by_rollouts(bot, view, legal, prior, cands):
         max_worlds = MAX_WORLDS
         deadline = budget.deadline
     scores: dict[str, list[int]] = {c: [] for c in cands}
-    worlds = 0
+    worlds = rejected = 0
     hard = time.perf_counter() + HARD_S
     while worlds < max_worlds:
         if deadline is not None:
@@ -131,6 +133,12 @@ def _by_rollouts(bot, view, legal, prior, cands):
         if world is None:
             break
         seed = rng.randrange(1 << 30)
+        check = replay(view, world, random.Random(seed), model=True)
+        if check is INCONSISTENT:
+            rejected += 1
+            if rejected > MAX_REJECT:
+                break
+            continue
         got = [_rollout(view, world, c, me, seed) for c in cands]
         if None in got:
             break
@@ -139,6 +147,7 @@ def _by_rollouts(bot, view, legal, prior, cands):
         worlds += 1
     bot.stats["bid_worlds"] = bot.stats.get("bid_worlds", 0) + worlds
     bot.stats["bids"] = bot.stats.get("bids", 0) + 1
+    bot.stats["bid_rejected"] = bot.stats.get("bid_rejected", 0) + rejected
     if worlds < MIN_SWITCH:
         return prior
     best, best_gain = prior, 0.0
@@ -241,9 +250,30 @@ def bidding_constraints(view) -> Constraints | None:
     return Constraints(me, pool, known, possible, size, tuple(pairs))
 
 
-def replay(view, world, rng: random.Random) -> Deal | None:
+#: the other seats' bids a world must explain with the robot's policy (``model``)
+MODELLED = ("talon", "answer", "contract", "flek")
+INCONSISTENT = "inconsistent"
+
+
+def _robot_agrees(d: Deal, bid: dict) -> bool:
+    """Would the robot, in this world, have made the bid the seat made?  A talon
+    decision is compared by its kind only (the discards are hidden)."""
+    seat = d.to_move
+    legal = [a.code for a in d.legal_actions()]
+    said = _ROBOT.decide(d.decision, d.view(seat), legal)
+    if bid["decision"] == "talon":
+        return said.split(":")[0] == bid["action"].split(":")[0]
+    return said == bid["action"]
+
+
+def replay(view, world, rng: random.Random, model: bool = False) -> Deal | str | None:
     """The engine's deal at this decision in ``world`` (hands of the other seats
-    and the talon), the hidden parts of the bidding filled in consistently."""
+    and the talon), the hidden parts of the bidding filled in consistently.
+
+    With ``model`` the world must also explain every talon kind, answer,
+    contract and raise of the other seats as the robot would have made them
+    (their bids carry information about their hands); otherwise
+    :data:`INCONSISTENT` is returned."""
     me = view["seat"]
     f = view["forhont"]
     hands = [mask_of_codes(view["hand"]) if p == me else world[p] for p in range(3)]
@@ -285,6 +315,8 @@ def replay(view, world, rng: random.Random) -> Deal | None:
                 text = "trump:zlidu" if zlidu else f"trump:{NAME[tc]}"
             elif text in ("barva", "betl", "durch"):
                 text = f"{text}:{NAME[tcards[0]]},{NAME[tcards[1]]}"
+            if model and b["seat"] != me and b["decision"] in MODELLED and not _robot_agrees(d, b):
+                return INCONSISTENT
             d.apply(text)
     except ValueError:
         return None
