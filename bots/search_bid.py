@@ -11,12 +11,23 @@ same worlds serve every candidate (so the comparison is paired), and a
 candidate replaces the robot's choice only when its mean groše beat it by more
 than the noise (:data:`MARGIN` standard errors and :data:`MIN_GAIN` groše).
 
-Where the exact solver is cheap it judges instead of a play-out: betl and durch
-games against the sampled hands are solved double-dummy for the talon choice.
+A world must also explain what the other seats said: their talon kind,
+answers, contract and raises are replayed through the robot's policy in that
+world and a world where the robot would have said otherwise is drawn again
+(rejection sampling, :func:`replay` with ``model``).  An announced sedma, a
+re or a sto proti thus come with the strong hands that make them; without this
+the defence judged them against random hands and raised them into heavy losses.
+A candidate needs :data:`MIN_SWITCH` worlds at least to overrule the robot.
+
+Candidates: the talon — the robot's choice, its best Barva discard, the best
+betl and durch discards; answers — dobrá, špatná/durch (only with a hand that
+could make a betl or durch); the contract — every legal one; a raise — the
+robot's answer, dobrá, and each single raise or game against.
 
 Decisions not rebuilt (a deal with a takeover after špatná or durch, where the
 earlier talons are hidden; the trump card from seven cards) keep the robot's
-heuristics (:mod:`bots.robot_bid`, R11 in :mod:`bots.robot_raise`).
+heuristics (:mod:`bots.robot_bid`, R11 in :mod:`bots.robot_raise`).  The
+card play is not conditioned on the bids (it would cost a replay per world).
 """
 
 from __future__ import annotations
