@@ -9,9 +9,11 @@ bot, and is deterministic given its seed and a budget in nodes.
   for the bot's side is played; the robot's judgement of the cards
   (:mod:`bots.robot_play`) breaks ties and plays where not one world could be
   solved within the budget (the first tricks of a trump game);
-* bidding and raising — :mod:`bots.search_bid`: betl, durch and the trump game
-  compared by sampling the unseen cards and solving, fleks and games against
-  by the expected groše of raising against not raising.
+* bidding and raising — :mod:`bots.search_bid`: the talon (Barva, betl,
+  durch), answers, the contract, fleks and games against, each judged by the
+  mean groše over sampled deals that explain the others' bids, played out with
+  the robot's policy as the model of the table; the robot's own choice stands
+  unless another beats it clearly.
 
 Time: ``ms`` per decision (default 100) is kept by a deadline checked inside
 the solver; with ``nodes`` the budget is counted in solver nodes only and the
