@@ -366,12 +366,14 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
     out["solver_nodes_per_cpu_second"] = round(total_nodes / total_cpu) if total_cpu else 0
     # the bot at its default budget against two robots
     per_decision: list[float] = []
+    per_decision_wall: list[float] = []
 
     class Timed(SearchBot):
         def decide(self, decision, view, legal):
-            t0 = time.process_time()
+            t0, w0 = time.process_time(), time.perf_counter()
             r = super().decide(decision, view, legal)
             per_decision.append(time.process_time() - t0)
+            per_decision_wall.append(time.perf_counter() - w0)
             return r
 
     from .selfplay import play_partie
@@ -384,6 +386,8 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
     out["decisions"] = len(per_decision)
     out["decision_cpu_ms_mean"] = round(1000 * statistics.fmean(per_decision), 2) if per_decision else 0.0
     out["decision_cpu_ms_max"] = round(1000 * max(per_decision), 2) if per_decision else 0.0
+    out["decision_wall_ms_mean"] = round(1000 * statistics.fmean(per_decision_wall), 2) if per_decision_wall else 0.0
+    out["decision_wall_ms_max"] = round(1000 * max(per_decision_wall), 2) if per_decision_wall else 0.0
     out["card_plays"] = st["play"]
     out["card_plays_searched"] = st["searched"]
     out["worlds_per_searched_play"] = round(st["worlds"] / st["searched"], 1) if st["searched"] else 0.0
