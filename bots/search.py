@@ -42,8 +42,6 @@ MAX_WORLDS = 48
 EXACT_TRICKS = 7
 #: share of the decision budget a card play spends (bidding decisions spend more, see search_bid)
 PLAY_SHARE = 0.8
-#: before EXACT_TRICKS: solve this many tricks ahead and estimate the rest (0: the robot's judgement)
-HORIZON = 0
 
 
 class SearchBot(Bot):
@@ -135,11 +133,8 @@ class SearchBot(Bot):
         """Mean value (groše each defender pays the actor) of each legal card over
         sampled worlds, or ``None`` when no world could be solved in the budget."""
         tricks = view.get("tricks") or []
-        horizon = None
         if 10 - len(tricks) > EXACT_TRICKS:
-            if not HORIZON:
-                return None
-            horizon = HORIZON
+            return None
         know = Knowledge(view)
         game = Game.make(view["game"], view["actor"], know.info.trump, view.get("levels") or {}, view.get("proti") or {})
         solver = self.solver_for(game)
@@ -157,7 +152,7 @@ class SearchBot(Bot):
             left = budget.left()
             sub = Budget(nodes=min(per_world, left) if left is not None else per_world, deadline=budget.deadline)
             try:
-                vals = solver.solve(pos, sub, horizon)
+                vals = solver.solve(pos, sub)
             except OutOfNodes:
                 budget.used += sub.used
                 break

@@ -18,9 +18,8 @@ tried first, cheap move ordering, and equivalent cards merged (two cards of one
 hand that no other remaining card separates in their suit, with equal points and
 no hláška or trump-seven role, are one move).
 
-A solve may be cut short by a node budget (:class:`Budget`), and may stop at a
-horizon of whole tricks, where the rest of the deal is estimated
-(:meth:`Solver.estimate`); with no horizon short of the end it is exact.
+A solve may be cut short by a budget in nodes or time (:class:`Budget`); a solve
+that finishes is exact.
 """
 
 from __future__ import annotations
@@ -133,7 +132,6 @@ class Solver:
         self.game = game
         self.max_table = max_table
         self.table: dict = {}
-        self.table_horizon = 99
         self.leaf_memo: dict = {}
         self.nodes = 0
         nb = game.kind != "barva"
@@ -150,7 +148,6 @@ class Solver:
         self.limit = INF  # node count of the next budget check
         self.cap = INF  # node count at which the current solve stops
         self.deadline: float | None = None
-        self.horizon = 99
         if nb:
             self.stake = nb_settle(game, True)
         # trump games are searched to the last trick: tiché sto and tichá sedma keep every trick relevant
@@ -218,16 +215,14 @@ class Solver:
         return out
 
     # ------------------------------------------------------------ solving
-    def solve(self, pos: Position, budget: Budget | None = None, horizon: int | None = None) -> dict[int, int]:
+    def solve(self, pos: Position, budget: Budget | None = None) -> dict[int, int]:
         """The value of each legal card for the player to move: ``{card: value}``
         (what each defender pays the actor after it, under perfect play).
 
         Raises :class:`OutOfNodes` when ``budget`` runs out.
         """
-        self.horizon = 99 if horizon is None else pos.tricks_done + horizon
-        if len(self.table) > self.max_table or self.horizon != self.table_horizon:
-            self.table.clear()  # entries below a horizon hold estimates: never mix them with exact ones
-            self.table_horizon = self.horizon
+        if len(self.table) > self.max_table:
+            self.table.clear()
         start = self.nodes
         left = budget.left() if budget is not None else None
         self.cap = INF * INF if left is None else self.nodes + max(0, left)
@@ -355,8 +350,6 @@ class Solver:
                     holder = seat if c == seven else (leader if trick_cards[0] == seven else (leader + 1) % 3)
                     sil = (holder, new_win == seven)
                 return self._leaf(ap, dp, hs, sil)
-            if done >= self.horizon:
-                return self.estimate(hands, new_ws, done, ap, dp, hs)
             return self._trick(hands, new_ws, done, ap, dp, hs, alpha, beta)
         finally:
             hands[seat] = hand
@@ -510,56 +503,6 @@ class Solver:
             keyed.append((k, c))
         keyed.sort()
         return [c for _k, c in keyed]
-
-    # ------------------------------------------------------------ the horizon
-    def estimate(self, hands, leader, tricks_done, ap, dp, hs) -> int:
-        """The rest of the deal estimated at a horizon (not exact): betl/durch by
-        who holds the top cards, trump games by sharing the points still out in
-        proportion to each side's trumps and aces."""
-        actor = self.actor
-        if self.nb:
-            # a crude judgement: the actor's chance is good when his cards are all extreme
-            mine = hands[actor]
-            others = hands[(actor + 1) % 3] | hands[(actor + 2) % 3]
-            risk = 0
-            for c in _bits(mine):
-                if self.game.kind == "betl":
-                    if not (others & SUIT_MASKS[c >> 3] & ~self.higher[c] & ~(1 << c)):
-                        continue  # nothing lower out: never forced... approximately
-                    if others & self.higher[c]:
-                        continue
-                    risk += 1
-                elif others & self.higher[c]:
-                    risk += 1
-            return self.stake if risk == 0 else -self.stake
-        t = self.trump
-        tm = SUIT_MASKS[t]
-        left = sum(POINTS[c] for c in _bits(hands[0] | hands[1] | hands[2])) + 10
-        strength = [0.0, 0.0, 0.0]
-        for s in range(3):
-            h = hands[s]
-            strength[s] = 2.0 * (h & tm).bit_count() + 1.5 * _count_tops(h, hands, self.higher) + 0.1
-        a_share = strength[actor] / (strength[0] + strength[1] + strength[2]) * 1.5
-        a_share = min(1.0, a_share)
-        ga = int(round(left * a_share / 10.0)) * 10
-        sil = None
-        seven = self.seven
-        for s in range(3):
-            if hands[s] >> seven & 1:
-                # the seven wins the last trick when its holder's side has the trump majority
-                side_tr = (hands[s] & tm).bit_count()
-                others_tr = max((hands[o] & tm).bit_count() for o in range(3) if o != s)
-                sil = (s, side_tr > others_tr + 1)
-        return self._leaf(ap + ga, dp + left - ga, hs, sil)
-
-
-def _count_tops(h: int, hands: list[int], higher) -> int:
-    others = (hands[0] | hands[1] | hands[2]) & ~h
-    n = 0
-    for c in _bits(h):
-        if not others & higher[c]:
-            n += 1
-    return n
 
 
 def _bits(mask: int) -> list[int]:
