@@ -5,15 +5,18 @@ from __future__ import annotations
 
 from protocol.sdk import Bot
 
-BUILTIN = ("random", "robot")
+BUILTIN = ("random", "robot", "search")
 
 
-def make(name: str, seed: int | str = 0) -> Bot:
-    """A fresh built-in bot by name."""
+def make(name: str, seed: int | str = 0, *, ms: float = 100.0, nodes: int | None = None) -> Bot:
+    """A fresh built-in bot by name (``ms``/``nodes``: the search bot's budget per decision)."""
     if name == "random":
         from .random_bot import RandomBot
         return RandomBot(seed)
     if name == "robot":
         from .robot import Robot
         return Robot()
+    if name == "search":
+        from .search import SearchBot
+        return SearchBot(seed, ms=ms, nodes=nodes)
     raise KeyError(f"unknown built-in bot {name!r} (built-ins: {', '.join(BUILTIN)})")

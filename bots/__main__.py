@@ -16,9 +16,23 @@ from protocol.sdk import run
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bots", description="Run a built-in bot on stdin/stdout (protocol/PROTOCOL.md).")
     parser.add_argument("name", choices=BUILTIN, help="the built-in bot")
-    parser.add_argument("--seed", default="0", help="seed of the bot's own random choices (random only)")
+    parser.add_argument("--seed", default="0", help="seed of the bot's own random choices (random, search)")
+    parser.add_argument("--ms", type=_positive(float), default=100.0, help="search: time budget per decision in milliseconds (default 100)")
+    parser.add_argument("--nodes", type=_positive(int), default=None, help="search: budget per decision in solver nodes instead of time (reproducible)")
     args = parser.parse_args(argv)
-    return run(make(args.name, seed=args.seed))
+    return run(make(args.name, seed=args.seed, ms=args.ms, nodes=args.nodes))
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+    return parse
 
 
 if __name__ == "__main__":

@@ -466,3 +466,97 @@ def validate(deals: int = 3000, log=None, repeats: int = 5, seed: int = 1, jobs:
                 "partie split between them); engine = bench engine, random legal self-play without a log, one "
                 "process; measured alternately in one run; cpu = process time, robust to other load",
     }
+
+
+# ------------------------------------------------------------------ the search bot
+def _robot_play_to(deal, robot, tricks_left: int) -> bool:
+    """Robots bid and play ``deal`` until ``tricks_left`` tricks remain; False if it ended first."""
+    while not deal.done and (deal.phase != "play" or len(deal.tricks) < 10 - tricks_left):
+        legal = deal.legal_actions()
+        texts = [a.code for a in legal]
+        choice = robot.decide(deal.decision, deal.view(deal.to_move), texts)
+        if choice == "lay":
+            choice = next(t for t in texts if t != "lay")
+        deal.apply(legal[texts.index(choice)])
+    return not deal.done
+
+
+def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[int, ...] = (3, 4, 5, 6, 7),
+           ms: float = 100.0) -> dict:
+    """The search bot's figures: exact solves of full-information positions taken
+    from robot self-play (trump games at each number of tricks left, betl and durch
+    from their first trick), CPU time per solve and solver nodes per CPU second;
+    then ``partie`` partie of the bot (at ``ms`` per decision) against two robots:
+    worlds per searched card play and CPU time per decision."""
+    from bots.robot import Robot
+    from bots.search import SearchBot
+    from bots.search_solve import Solver, game_of_deal, position_of_deal
+
+    robot = Robot()
+    out: dict = {"benchmark": "search", "positions": positions}
+    total_nodes = 0
+    total_cpu = 0.0
+
+    def solve_at(kind: str, left: int) -> tuple[list[float], list[int]]:
+        nonlocal total_nodes, total_cpu
+        times, nodes = [], []
+        i = 0
+        while len(times) < positions and i < positions * 200:
+            deal = Partie(seed=f"bench-search:{seed}:{kind}:{left}:{i}").next_deal()
+            i += 1
+            # the robots' bidding decides the game; keep the deals of the kind asked
+            if not _robot_play_to(deal, robot, 10) or deal.game != kind:
+                continue
+            if not _robot_play_to(deal, robot, left):
+                continue
+            solver = Solver(game_of_deal(deal))
+            t0 = time.process_time()
+            solver.solve(position_of_deal(deal))
+            el = time.process_time() - t0
+            times.append(el)
+            nodes.append(solver.nodes)
+            total_nodes += solver.nodes
+            total_cpu += el
+        return times, nodes
+
+    for left in tricks:
+        times, nodes = solve_at("barva", left)
+        if times:
+            out[f"trump_{left}_tricks_ms_mean"] = round(1000 * statistics.fmean(times), 2)
+            out[f"trump_{left}_tricks_ms_max"] = round(1000 * max(times), 2)
+            out[f"trump_{left}_tricks_nodes_mean"] = round(statistics.fmean(nodes))
+    for kind in ("betl", "durch"):
+        times, nodes = solve_at(kind, 10)
+        if times:
+            out[f"{kind}_10_tricks_ms_mean"] = round(1000 * statistics.fmean(times), 2)
+            out[f"{kind}_10_tricks_nodes_mean"] = round(statistics.fmean(nodes))
+    out["solver_nodes_per_cpu_second"] = round(total_nodes / total_cpu) if total_cpu else 0
+    # the bot at its default budget against two robots
+    per_decision: list[float] = []
+    per_decision_wall: list[float] = []
+
+    class Timed(SearchBot):
+        def decide(self, decision, view, legal):
+            t0, w0 = time.process_time(), time.perf_counter()
+            r = super().decide(decision, view, legal)
+            per_decision.append(time.process_time() - t0)
+            per_decision_wall.append(time.perf_counter() - w0)
+            return r
+
+    from .selfplay import play_partie
+    bot = Timed(seed=seed, ms=ms)
+    for p in range(partie):
+        play_partie([bot, robot, robot] if p % 3 == 0 else [robot, bot, robot] if p % 3 == 1 else [robot, robot, bot],
+                    seed=f"bench-search-partie:{seed}:{p}")
+    st = bot.stats
+    out["budget_ms"] = ms
+    out["decisions"] = len(per_decision)
+    out["decision_cpu_ms_mean"] = round(1000 * statistics.fmean(per_decision), 2) if per_decision else 0.0
+    out["decision_cpu_ms_max"] = round(1000 * max(per_decision), 2) if per_decision else 0.0
+    out["decision_wall_ms_mean"] = round(1000 * statistics.fmean(per_decision_wall), 2) if per_decision_wall else 0.0
+    out["decision_wall_ms_max"] = round(1000 * max(per_decision_wall), 2) if per_decision_wall else 0.0
+    out["card_plays"] = st["play"]
+    out["card_plays_searched"] = st["searched"]
+    out["worlds_per_searched_play"] = round(st["worlds"] / st["searched"], 1) if st["searched"] else 0.0
+    out["worlds_per_bidding_decision"] = round(st.get("bid_worlds", 0) / st["bids"], 1) if st.get("bids") else 0.0
+    return out

@@ -363,12 +363,14 @@ def replay(
 # ------------------------------------------------------------------ strength
 @app.command()
 def strength(
-    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times: a built-in (random, robot: played in-process), a command line or NAME=COMMAND, e.g. --bot mine=\"python mybot.py\" --bot robot --bot robot. With any command every entry is played as a program through the referee."),
+    bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times: a built-in (random, robot, search: played in-process), a command line or NAME=COMMAND, e.g. --bot mine=\"python mybot.py\" --bot robot --bot robot. With any command every entry is played as a program through the referee."),
     partie: int = typer.Option(30, "--partie", "-n", min=1, help="Partie to play (rounded up to whole decks: every deck is played in every seating)."),
     move_time: int = typer.Option(2000, "--move-time", min=1, help="Time per decision in ms (programs only)."),
     startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time to start and answer hello in ms (programs only)."),
     seed: str = typer.Option("1", help="Seed of the decks (deck D shuffles with strength:SEED:D)."),
     permutations: bool = typer.Option(False, "--permutations", help="Play all 6 seat permutations per deck instead of the 3 rotations."),
+    ms: float = typer.Option(100.0, "--ms", min=1, help="search: time budget per decision in milliseconds."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", min=1, help="search: budget per decision in solver nodes instead of time (the report reproduces exactly)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
     """Relative strength of three bots: the same decks with the seats rotated, groše per partie with a 95% confidence interval (per-deck means as samples), places and speed (and faults, for programs)."""
@@ -376,8 +378,13 @@ def strength(
 
     names = _three(bot)
     _check_entries(names)
+    import bots as builtin
+
+    in_process = all(strength_mod.is_builtin(strength_mod.parse_entry(n)[1]) for n in names)
+    # in-process built-ins: --ms/--nodes reach the search bot
+    make = (lambda name, bot_seed: builtin.make(name, bot_seed, ms=ms, nodes=nodes)) if in_process else None
     try:
-        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations,
+        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations, make=make,
                                   move_ms=move_time, startup_ms=startup_time)
     except KeyError as e:
         raise typer.BadParameter(str(e.args[0]), param_hint="--bot")
@@ -391,15 +398,17 @@ def strength(
 # ------------------------------------------------------------------ bot
 @app.command("bot")
 def bot_cmd(
-    name: str = typer.Argument(..., help="Built-in bot: random or robot."),
-    seed: str = typer.Option("0", help="Seed of the bot's own random choices (random only)."),
+    name: str = typer.Argument(..., help="Built-in bot: random, robot or search."),
+    seed: str = typer.Option("0", help="Seed of the bot's own random choices (random, search)."),
+    ms: float = typer.Option(100.0, "--ms", min=1, help="search: time budget per decision in milliseconds."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", min=1, help="search: budget per decision in solver nodes instead of time (decisions reproduce exactly)."),
 ):
     """Run a built-in bot as a protocol process on stdin/stdout (see protocol/PROTOCOL.md)."""
     import bots as builtin
     from protocol.sdk import run
 
     try:
-        b = builtin.make(name, seed=seed)
+        b = builtin.make(name, seed=seed, ms=ms, nodes=nodes)
     except KeyError as e:
         typer.echo(f"error: {e.args[0]}", err=True)
         raise typer.Exit(2)
@@ -530,6 +539,20 @@ def bench_validate(
     from . import bench
 
     _print_bench(bench.validate(deals=deals, log=log, repeats=repeats, jobs=jobs), as_json)
+
+
+@bench_app.command("search")
+def bench_search(
+    positions: int = typer.Option(12, help="Positions solved per number of tricks left (and for betl, durch)."),
+    partie: int = typer.Option(1, help="Partie the search bot plays against two robots for the per-decision figures."),
+    ms: float = typer.Option(100.0, "--ms", min=1, help="The bot's time budget per decision in that partie."),
+    seed: int = typer.Option(1, help="Seed of the positions and partie."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """The search bot's solver: CPU time and nodes per exact solve by tricks left (trump games; betl and durch from the first trick), nodes per CPU second; and the bot at its budget: CPU time per decision, worlds per decision."""
+    from . import bench
+
+    _print_bench(bench.search(positions=positions, seed=seed, partie=partie, ms=ms), as_json)
 
 
 def _print_bench(result: dict, as_json: bool) -> None:

@@ -43,7 +43,7 @@ from .process import BotCommand, BotProcess, Poller, encode_line, open_private
 from .seat import Clock, InProcessSeat, Seat
 from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode
 
-BUILTIN_BOTS = ("random", "robot")
+BUILTIN_BOTS = ("random", "robot", "search")
 BYE_LINE = encode_line(M.BYE)
 
 

@@ -28,7 +28,7 @@ def failed(report) -> dict[str, str]:
     return {c.name: c.fix for c in report.checks if c.ok is False}
 
 
-@pytest.mark.parametrize("command", ["robot", "random", habit("good")])
+@pytest.mark.parametrize("command", ["robot", "random", "search", habit("good")])
 def test_good_bots_pass_every_check_and_meet_every_decision_kind(command, tmp_path):
     report = run_check(command, work_dir=tmp_path)
     assert report.ok, "\n".join(report.lines())

@@ -1,0 +1,190 @@
+"""``search``: the built-in searching player.
+
+It decides from its own view only (the dict a protocol bot receives), like any
+bot, and is deterministic given its seed and a budget in nodes.
+
+* card play — Perfect Information Monte Carlo: deals consistent with the view
+  are sampled (:mod:`bots.search_worlds`), each is solved exactly on the real
+  settlement (:mod:`bots.search_solve`), and the card with the best mean groše
+  for the bot's side is played; the robot's judgement of the cards
+  (:mod:`bots.robot_play`) breaks ties and plays where not one world could be
+  solved within the budget (the first tricks of a trump game);
+* bidding and raising — :mod:`bots.search_bid`: the talon (Barva, betl,
+  durch), answers, the contract, fleks and games against, each judged by the
+  mean groše over sampled deals that explain the others' bids, played out with
+  the robot's policy as the model of the table; the robot's own choice stands
+  unless another beats it clearly.
+
+Time: ``ms`` per decision (default 100) is kept by a deadline checked inside
+the solver; with ``nodes`` the budget is counted in solver nodes only and the
+bot reproduces its decisions exactly.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from protocol.sdk import Bot
+
+from . import search_bid
+from .robot import Robot
+from .robot_info import CODE, NAME, Info
+from .robot_play import choose_card
+from .search_solve import Budget, Game, OutOfNodes, Position, Solver
+from .search_worlds import Knowledge, lost_early
+
+#: solver nodes per millisecond assumed when only a time budget is given (a
+#: conservative figure for pure Python on a loaded machine; the deadline still rules)
+NODES_PER_MS = 150
+MAX_WORLDS = 48
+#: beyond this many tricks left an exact solve is not even tried
+EXACT_TRICKS = 7
+#: share of the decision budget a card play spends (bidding decisions spend more, see search_bid)
+PLAY_SHARE = 0.8
+
+
+class SearchBot(Bot):
+    name = "search"
+    version = "1"
+
+    def __init__(self, seed: int | str = 0, ms: float = 100.0, nodes: int | None = None, bid: bool = True):
+        self.seed = seed
+        self.bid = bid  # False: bid and raise as the robot does (to measure what bidding by search adds)
+        self.ms = float(ms)
+        self.nodes = nodes
+        self.robot = Robot()
+        self._solver: Solver | None = None
+        self.stats = {"decisions": 0, "play": 0, "searched": 0, "worlds": 0, "nodes": 0}
+
+    # ------------------------------------------------------------ budget and randomness
+    def budget(self, share: float = 1.0) -> Budget:
+        if self.nodes is not None:
+            return Budget(nodes=int(self.nodes * share))
+        ms = self.ms * share
+        return Budget(nodes=int(ms * NODES_PER_MS), deadline=time.perf_counter() + ms / 1000.0 * 0.9)
+
+    def rng(self, view: dict, decision: str) -> random.Random:
+        """A generator seeded by the bot's seed and what the seat has seen, so a
+        decision replays the same in-process or as a protocol process."""
+        plays = sum(len(t["cards"]) for t in view.get("tricks") or []) + len(view.get("trick") or [])
+        key = (f"search:{self.seed}:{view.get('seat')}:{decision}:{','.join(view.get('hand') or [])}:"
+               f"{len(view.get('bids') or [])}:{plays}:{view.get('trump_card')}")
+        return random.Random(key)
+
+    def decide(self, decision: str, view: dict, legal: list[str]) -> str:
+        self.stats["decisions"] += 1
+        if len(legal) == 1:
+            return legal[0]
+        return super().decide(decision, view, legal)
+
+    # ------------------------------------------------------------ bidding
+    def choose_trump(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_trump(view, legal)
+        return search_bid.choose_trump(self, view, legal)
+
+    def choose_talon(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_talon(view, legal)
+        return search_bid.choose_talon(self, view, legal)
+
+    def choose_answer(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_answer(view, legal)
+        return search_bid.choose_answer(self, view, legal)
+
+    def choose_contract(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_contract(view, legal)
+        return search_bid.choose_contract(self, view, legal)
+
+    def choose_flek(self, view: dict, legal: list[str]) -> str:
+        if not self.bid:
+            return self.robot.choose_flek(view, legal)
+        return search_bid.choose_flek(self, view, legal)
+
+    # ------------------------------------------------------------ play
+    def solver_for(self, game: Game) -> Solver:
+        if self._solver is None or self._solver.game != game:
+            self._solver = Solver(game)
+        return self._solver
+
+    def choose_play(self, view: dict, legal: list[str]) -> str:
+        if "lay" in legal:
+            return "lay"  # R8: the result cannot change any more; laying ends the deal at once
+        self.stats["play"] += 1
+        cards = [CODE[t[5:]] for t in legal if t.startswith("play:")]
+        info = Info(view)
+        fallback = choose_card(info, cards)
+        values = self.pimc(view, cards)
+        if values is None:
+            return "play:" + NAME[fallback]
+        actor_side = view["seat"] == view["actor"]
+        sign = 1 if actor_side else -1
+        best = max(sign * v for v in values.values())
+        eps = 1e-9
+        if sign * values[fallback] >= best - eps:
+            return "play:" + NAME[fallback]
+        pick = min((c for c in cards if sign * values[c] >= best - eps), key=lambda c: cards.index(c))
+        return "play:" + NAME[pick]
+
+    def pimc(self, view: dict, cards: list[int]) -> dict[int, float] | None:
+        """Mean value (groše each defender pays the actor) of each legal card over
+        sampled worlds, or ``None`` when no world could be solved in the budget."""
+        tricks = view.get("tricks") or []
+        if 10 - len(tricks) > EXACT_TRICKS:
+            return None
+        know = Knowledge(view)
+        game = Game.make(view["game"], view["actor"], know.info.trump, view.get("levels") or {}, view.get("proti") or {})
+        solver = self.solver_for(game)
+        rng = self.rng(view, "play")
+        budget = self.budget(PLAY_SHARE)
+        per_world = (budget.nodes or 0) // 2
+        pos0 = _position(view, know)
+        sums = {c: 0.0 for c in cards}
+        worlds = 0
+        while worlds < MAX_WORLDS and not budget.exhausted():
+            world = know.sample(rng)
+            if world is None:
+                break
+            pos = Position(hands=[world[p] if p != know.me else know.info.hand for p in range(3)], **pos0)
+            left = budget.left()
+            sub = Budget(nodes=min(per_world, left) if left is not None else per_world, deadline=budget.deadline)
+            try:
+                vals = solver.solve(pos, sub)
+            except OutOfNodes:
+                budget.used += sub.used
+                break
+            budget.used += sub.used
+            worlds += 1
+            for c in cards:
+                sums[c] += vals[c]
+        self.stats["nodes"] += budget.used
+        if worlds == 0:
+            return None
+        self.stats["searched"] += 1
+        self.stats["worlds"] += worlds
+        return {c: sums[c] / worlds for c in cards}
+
+
+def _position(view: dict, know: Knowledge) -> dict:
+    """The parts of a :class:`Position` that the view gives (everything but the hands)."""
+    actor = view["actor"]
+    trick = [(e["seat"], CODE[e["card"]]) for e in view.get("trick") or []]
+    tricks = view.get("tricks") or []
+    if trick:
+        leader = trick[0][0]
+    elif tricks:
+        leader = tricks[-1]["winner"]
+    else:
+        leader = view["actor"] if view["game"] != "barva" else view["forhont"]
+    points = view.get("points") or [0, 0, 0]
+    hl = view.get("hlasky") or []
+    return {
+        "leader": leader, "trick": trick, "tricks_done": len(tricks),
+        "a_cards": points[actor], "d_cards": sum(points) - points[actor],
+        "a_hl": tuple(h["points"] for h in hl if h["seat"] == actor),
+        "d_hl": tuple(h["points"] for h in hl if h["seat"] != actor),
+        "lost_early": lost_early(view),
+    }

@@ -1,0 +1,337 @@
+"""Bidding and raising of the ``search`` bot, by sampling and playing out.
+
+A bidding decision is a choice among a few candidate actions (the robot's own
+choice always among them).  For each, the bot samples deals consistent with its
+view (the unseen cards dealt to the other hands and the unknown talon,
+:func:`bidding_constraints`), rebuilds the deal up to the decision in the
+engine (:func:`replay`), applies the candidate and plays the deal out with the
+robot's policy for every seat — the robot's raising is exact (R11) and its play
+is a good model of a table — and scores it on the engine's settlement.  The
+same worlds serve every candidate (so the comparison is paired), and a
+candidate replaces the robot's choice only when its mean groše beat it by more
+than the noise (:data:`MARGIN` standard errors and :data:`MIN_GAIN` groše).
+
+A world must also explain what the other seats said: their talon kind,
+answers, contract and raises are replayed through the robot's policy in that
+world and a world where the robot would have said otherwise is drawn again
+(rejection sampling, :func:`replay` with ``model``).  An announced sedma, a
+re or a sto proti thus come with the strong hands that make them; without this
+the defence judged them against random hands and raised them into heavy losses.
+A candidate needs :data:`MIN_SWITCH` worlds at least to overrule the robot.
+
+Candidates: the talon — the robot's choice, its best Barva discard, the best
+betl and durch discards; answers — dobrá, špatná/durch (only with a hand that
+could make a betl or durch); the contract — every legal one; a raise — the
+robot's answer, dobrá, and each single raise or game against.
+
+Decisions not rebuilt (a deal with a takeover after špatná or durch, where the
+earlier talons are hidden; the trump card from seven cards) keep the robot's
+heuristics (:mod:`bots.robot_bid`, R11 in :mod:`bots.robot_raise`).  The
+card play is not conditioned on the bids (it would cost a replay per world).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+from referee.actions import parse_action
+from referee.cards import CARDS, SEVEN, SUIT_MASKS
+from referee.deal import Deal
+from referee.partie import deck_from_hands
+
+from . import robot_bid as rbid
+from .robot import Robot
+from .robot_info import AX_MASK, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
+from .search_worlds import TALON, Constraints, sample
+
+#: a candidate must beat the robot's choice by this many standard errors ...
+MARGIN = 2.0
+#: ... and by this many groše (each defender's payment scale) on average
+MIN_GAIN = 0.25
+#: budget of a bidding decision, in decisions' budgets (the mean stays low: most
+#: decisions in a deal are card plays, and the first tricks are cheap)
+BID_SHARE = 3.0
+#: solver nodes one play-out is counted as, for a budget given in nodes
+ROLLOUT_NODES = 1500
+MIN_WORLDS = 6
+#: fewer worlds than this never overrule the robot; a loaded machine may take until HARD_S seconds to reach them
+MIN_SWITCH = 4
+#: worlds whose hands do not explain the others' bids are drawn again, up to this many in a decision
+MAX_REJECT = 200
+HARD_S = 0.7
+#: an answer is played out only when the hand's betl or durch chance reaches these
+ANSWER_BETL = 0.2
+ANSWER_DURCH = 0.4
+MAX_WORLDS = 60
+
+_ROBOT = Robot()
+
+
+# ---------------------------------------------------------------- decisions
+def choose_trump(bot, view, legal):
+    return bot.robot.choose_trump(view, legal)
+
+
+def choose_talon(bot, view, legal):
+    prior = bot.robot.choose_talon(view, legal)
+    cands = [prior]
+    hand = mask_of_codes(view["hand"])
+    kinds = {t.split(":")[0] for t in legal}
+    if view.get("trump_card") and "barva" in kinds and _no_takeover(view):
+        tc = CODE[view["trump_card"]]
+        a, b = rbid.barva_discard(hand, tc, tc >> 3)
+        cands.append(f"barva:{NAME[a]},{NAME[b]}")
+        for kind in ("betl", "durch"):
+            if kind in kinds:
+                _p, (a, b) = rbid.best_nb_discard(hand, 1 << tc, kind)
+                cands.append(f"{kind}:{NAME[a]},{NAME[b]}")
+    return _by_rollouts(bot, view, legal, prior, cands)
+
+
+def choose_answer(bot, view, legal):
+    """Špatná or durch is judged by play-outs only with a hand that could make a
+    betl or durch at all (the robot's own chance estimates); otherwise dobrá."""
+    prior = bot.robot.choose_answer(view, legal)
+    hand = mask_of_codes(view["hand"])
+    if prior == "dobra" and rbid.betl_win_chance(hand) < ANSWER_BETL and rbid.durch_win_chance(hand) < ANSWER_DURCH:
+        return prior
+    return _by_rollouts(bot, view, legal, prior, list(legal))
+
+
+def choose_contract(bot, view, legal):
+    prior = bot.robot.choose_contract(view, legal)
+    return _by_rollouts(bot, view, legal, prior, list(legal))
+
+
+def choose_flek(bot, view, legal):
+    prior = bot.robot.choose_flek(view, legal)
+    cands = [prior, "dobra"]
+    for t in legal:
+        a = parse_action(t)
+        if len(a.words) + len(a.proti) == 1:
+            cands.append(t)
+    return _by_rollouts(bot, view, legal, prior, cands)
+
+
+# ---------------------------------------------------------------- rollouts
+def _by_rollouts(bot, view, legal, prior, cands):
+    cands = [c for i, c in enumerate(cands) if c in legal and c not in cands[:i]]
+    if len(cands) <= 1 or not _no_takeover(view):
+        return prior
+    k = bidding_constraints(view)
+    if k is None:
+        return prior
+    rng = bot.rng(view, view["phase"])
+    me = view["seat"]
+    budget = bot.budget(BID_SHARE)
+    if bot.nodes is not None:
+        max_worlds = max(MIN_WORLDS, min(MAX_WORLDS, budget.nodes // (ROLLOUT_NODES * len(cands))))
+        deadline = None
+    else:
+        max_worlds = MAX_WORLDS
+        deadline = budget.deadline
+    scores: dict[str, list[int]] = {c: [] for c in cands}
+    worlds = rejected = 0
+    hard = time.perf_counter() + HARD_S
+    while worlds < max_worlds:
+        if deadline is not None:
+            now = time.perf_counter()
+            if (worlds >= MIN_SWITCH and now >= deadline) or now >= hard:
+                break
+        world = sample(k, rng)
+        if world is None:
+            break
+        seed = rng.randrange(1 << 30)
+        check = replay(view, world, random.Random(seed), model=True)
+        if check is INCONSISTENT:
+            rejected += 1
+            if rejected > MAX_REJECT:
+                break
+            continue
+        got = [_rollout(view, world, c, me, seed) for c in cands]
+        if None in got:
+            break
+        for c, v in zip(cands, got):
+            scores[c].append(v)
+        worlds += 1
+    bot.stats["bid_worlds"] = bot.stats.get("bid_worlds", 0) + worlds
+    bot.stats["bids"] = bot.stats.get("bids", 0) + 1
+    bot.stats["bid_rejected"] = bot.stats.get("bid_rejected", 0) + rejected
+    if worlds < MIN_SWITCH:
+        return prior
+    best, best_gain = prior, 0.0
+    base_scores = scores[prior]
+    for c in cands:
+        if c == prior:
+            continue
+        diffs = [x - y for x, y in zip(scores[c], base_scores)]
+        n = len(diffs)
+        mean = sum(diffs) / n
+        var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+        se = math.sqrt(var / n)
+        # payments are the seat's, the actor's doubled: compare on the defender's scale
+        scale = 2.0 if me == _actor_after(view, c) else 1.0
+        if mean > MARGIN * se and mean / scale > MIN_GAIN and mean > best_gain:
+            best, best_gain = c, mean
+    if best != prior:
+        bot.stats["bid_changed"] = bot.stats.get("bid_changed", 0) + 1
+    return best
+
+
+def _actor_after(view, cand):
+    if view.get("actor") is not None:
+        return view["actor"]
+    if view["phase"] == "talon":
+        return view["seat"]
+    return view["forhont"]
+
+
+def _rollout(view, world, cand: str, me: int, seed: int) -> int | None:
+    """Rebuild the deal in ``world``, apply ``cand`` and play it out with the robot's policy."""
+    d = replay(view, world, random.Random(seed))
+    if d is None:
+        return None
+    d.apply(cand)
+    robot = _ROBOT
+    while not d.done:
+        seat = d.to_move
+        legal = d.legal_actions()
+        texts = [a.code for a in legal]
+        if len(texts) == 1:
+            d.apply(legal[0])
+            continue
+        choice = robot.decide(d.decision, d.view(seat), texts)
+        d.apply(legal[texts.index(choice)])
+    return d.result.payments[me]
+
+
+# ---------------------------------------------------------------- worlds for bidding
+def _no_takeover(view) -> bool:
+    return not any(b["decision"] == "answer" and b["action"] in ("spatna", "durch") for b in view.get("bids") or [])
+
+
+def bidding_constraints(view) -> Constraints | None:
+    """The cards the other seats and the talon may hold before the play (no
+    takeover yet): every card not in this seat's hand or own talon; the others
+    hold 10 each; the talon 2 once discarded (no ace, ten or trump card after
+    Barva, R3.2); the shown trump card is the forhont's."""
+    me = view["seat"]
+    if view["phase"] == "trump":
+        return None
+    hand = mask_of_codes(view["hand"])
+    talon = mask_of_codes(view["talon"]) if view.get("talon") else 0
+    pool = ((1 << 32) - 1) & ~hand & ~talon
+    known = [0, 0, 0, 0]
+    possible = [pool, pool, pool, 0]
+    size = [10, 10, 10, 0]
+    f = view["forhont"]
+    discarded = any(b["decision"] == "talon" for b in view.get("bids") or [])
+    if discarded and not talon:
+        size[TALON] = 2
+        ok = pool
+        if view.get("game") == "barva":
+            ok &= ~AX_MASK
+        possible[TALON] = ok
+    tc = view.get("trump_card")
+    if tc is not None and f != me:
+        known[f] = 1 << CODE[tc]
+        possible[TALON] &= ~known[f]
+    # R5.1/R5.2: a sedma (proti) announcer holds the trump seven, a sto (proti) announcer a hláška
+    pairs = []
+    t = view.get("trump")
+    if view.get("game") == "barva" and t:
+        seven = 1 << (SUIT_CODE[t] * 8 + SEVEN)
+        contract = view.get("contract") or ""
+        proti = view.get("proti") or {}
+        holders = ([f] if "sedma" in contract else []) + ([int(proti["sedma"])] if "sedma" in proti else [])
+        for p in holders:
+            if p != me:
+                known[p] |= seven
+                possible[TALON] &= ~seven
+        for p in ([f] if contract.startswith("sto") else []) + ([int(proti["sto"])] if "sto" in proti else []):
+            if p != me:
+                pairs.append(p)
+    size[me] = 0
+    known[me] = 0
+    possible[me] = 0
+    if not discarded and me != f:
+        return None  # the forhont still holds twelve: not a decision of this seat
+    return Constraints(me, pool, known, possible, size, tuple(pairs))
+
+
+#: the other seats' bids a world must explain with the robot's policy (``model``)
+MODELLED = ("talon", "answer", "contract", "flek")
+INCONSISTENT = "inconsistent"
+
+
+def _robot_agrees(d: Deal, bid: dict) -> bool:
+    """Would the robot, in this world, have made the bid the seat made?  A talon
+    decision is compared by its kind only (the discards are hidden)."""
+    seat = d.to_move
+    legal = [a.code for a in d.legal_actions()]
+    said = _ROBOT.decide(d.decision, d.view(seat), legal)
+    if bid["decision"] == "talon":
+        return said.split(":")[0] == bid["action"].split(":")[0]
+    return said == bid["action"]
+
+
+def replay(view, world, rng: random.Random, model: bool = False) -> Deal | str | None:
+    """The engine's deal at this decision in ``world`` (hands of the other seats
+    and the talon), the hidden parts of the bidding filled in consistently.
+
+    With ``model`` the world must also explain every talon kind, answer,
+    contract and raise of the other seats as the robot would have made them
+    (their bids carry information about their hands); otherwise
+    :data:`INCONSISTENT` is returned."""
+    me = view["seat"]
+    f = view["forhont"]
+    hands = [mask_of_codes(view["hand"]) if p == me else world[p] for p in range(3)]
+    talon = mask_of_codes(view["talon"]) if view.get("talon") else world[TALON]
+    bids = view.get("bids") or []
+    discarded = any(b["decision"] == "talon" for b in bids)
+    f_orig = hands[f] | (talon if discarded else 0)
+    f_cards = cards_of(f_orig)
+    tb = bids[0]["action"] if bids else None
+    zlidu = view.get("zlidu")
+    if tb is None:
+        return None
+    if tb == "trump":  # hidden: the robot's choice from a seven of the twelve, or the longest suit
+        keep = [c for c in f_cards if not talon >> c & 1]
+        seven = rng.sample(f_cards, 7)
+        tc = rbid.choose_trump(seven)
+        if tc is None or talon >> tc & 1:
+            tc = min(keep, key=lambda c: (-(f_orig & SUIT_MASKS[c >> 3]).bit_count(), c & 7, c))
+    elif tb == "trump:zlidu":
+        tc = CODE[view["trump_card"]] if view.get("trump_card") else rng.choice([c for c in f_cards if not talon >> c & 1])
+    else:
+        tc = CODE[tb.split(":")[1]]
+    if f == me:  # keep the seat's own order (the talon cards after it)
+        rest = [CODE[c] for c in view["hand"] if CODE[c] != tc] + ([c for c in cards_of(talon)] if discarded else [])
+    else:
+        rest = [c for c in f_cards if c != tc]
+        rng.shuffle(rest)
+    order = rest[:7] + [tc] + rest[7:] if zlidu else [tc] + rest
+    seats = {p: [CODE[c] for c in view["hand"]] if p == me else rng.sample(cards_of(hands[p]), 10)
+             for p in range(3) if p != f}
+    seats[f] = order
+    try:
+        deck = deck_from_hands({p: [CARDS[c] for c in seats[p]] for p in range(3)}, f)
+        d = Deal(deck, f)
+        tcards = cards_of(talon)
+        for b in bids:
+            text = b["action"]
+            if text == "trump":
+                text = "trump:zlidu" if zlidu else f"trump:{NAME[tc]}"
+            elif text in ("barva", "betl", "durch"):
+                text = f"{text}:{NAME[tcards[0]]},{NAME[tcards[1]]}"
+            if model and b["seat"] != me and b["decision"] in MODELLED and not _robot_agrees(d, b):
+                return INCONSISTENT
+            d.apply(text)
+    except ValueError:
+        return None
+    if d.phase != view["phase"] or d.to_move != me:
+        return None
+    return d
+
