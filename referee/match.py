@@ -53,6 +53,8 @@ class BotSpec:
     startup_ms: int | None = None
     bank_ms: int | None = None
     increment_ms: int | None = None
+    # a protocol.sdk.Bot played in-process (referee/seat.py) instead of starting argv
+    bot: object | None = None
 
     @classmethod
     def parse(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
@@ -238,9 +240,13 @@ class Player:
         self.pending = []  # a fresh process starts with a fresh story
         lim = self.config.limits
         env = dict(self.spec.env or {})
-        self.proc = BotProcess(BotCommand(self.spec.argv, self.spec.cwd, env or None), name=f"seat {self.seat}",
-                               stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
-                               transcript=self._transcript if self._transcript_file else None)
+        if self.spec.bot is not None:
+            from .seat import InProcessSeat
+            self.proc = InProcessSeat(self.spec.bot, name=f"seat {self.seat}")
+        else:
+            self.proc = BotProcess(BotCommand(self.spec.argv, self.spec.cwd, env or None), name=f"seat {self.seat}",
+                                   stderr_path=self.stderr_path, stderr_cap=lim.stderr_cap, max_line=lim.max_line,
+                                   transcript=self._transcript if self._transcript_file else None)
         try:
             await self.proc.start()
         except BotFault:
