@@ -502,12 +502,18 @@ class Human(Bot):
         return "7h 8h"
 
     def show_menu(self, decision: str, menu: list[Option]) -> None:
-        short = [f"{i}) {o.label}" for i, o in enumerate(menu, 1) if len(_ANSI.sub("", o.label)) < 14]
-        if short:
-            self.say("  " + "   ".join(short))
+        row: list[str] = []  # short choices (cards) share a line, in order; long ones get their own
         for i, o in enumerate(menu, 1):
-            if len(_ANSI.sub("", o.label)) >= 14:
-                self.say(f"  {i}) {o.label}")
+            item = f"{i}) {o.label}"
+            if len(_ANSI.sub("", o.label)) < 14:
+                row.append(item)
+                continue
+            if row:
+                self.say("  " + "   ".join(row))
+                row = []
+            self.say("  " + item)
+        if row:
+            self.say("  " + "   ".join(row))
         if decision in ("play", "trump"):
             hint = f"a number or a card code such as {menu[0].action.split(':')[1]}"
         elif decision == "talon":
