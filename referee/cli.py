@@ -152,10 +152,15 @@ def play(
                            move_ms=move_time, bot_move_ms=bot_time, plain=plain)
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--bot")
-    where = f"; log: {outcome.log_path} (review: marias show {outcome.log_path} --seat {seat})" if outcome.log_path else ""
+    path = outcome.log_path
     if outcome.interrupted:
-        typer.echo(f"\nstopped before the end: no result{where.replace('; log:', '; the incomplete log:')}", err=True)
+        if path is not None and path.exists():
+            note = f"; the log {path} is incomplete (marias validate says so; marias show {path} --seat {seat} shows the finished deals)"
+        else:
+            note = "; no log was written (stopped before the game began)" if path is not None else ""
+        typer.echo(f"\nstopped before the end: no result{note}", err=True)
         raise typer.Exit(130)
+    where = f"; log: {path} (review: marias show {path} --seat {seat})" if path else ""
     totals = outcome.result.totals
     typer.echo(f"\nyou (seat {seat}) {totals[seat]:+d} groše in {partie} partie{where}")
 

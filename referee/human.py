@@ -126,6 +126,13 @@ class _Lines:
             if not line:
                 return
 
+    def drop_late(self) -> None:
+        """Forget lines typed after the last time limit passed (they answered nothing)."""
+        while self.queue is not None and not self.queue.empty():
+            if self.queue.get_nowait() == "":
+                self.queue.put("")  # the end of the input stays
+                return
+
     def read(self, timeout: float | None) -> str | None:
         """One line ("" at the end of the input); None when ``timeout`` seconds passed first."""
         if self.queue is None:
@@ -184,6 +191,9 @@ class Human(Bot):
 
     # ---------------------------------------------------------------- informational messages
     def on_partie_start(self, message: dict) -> None:
+        if self.partie == message["partie"] and self.seat == message["seat"]:
+            self.say("  (after the fault your seat starts afresh, as a bot's process would: PROTOCOL.md §10)")
+            return
         self.seat = message["seat"]
         self.partie = message["partie"]
         self.labels = [short_label(str(x)) for x in message.get("players") or self.labels]
@@ -534,8 +544,11 @@ class Human(Bot):
             if side != self._side:
                 self._pending, self._side = set(), side
         deadline = time.monotonic() + self.move_ms / 1000 if self.move_ms is not None else None
+        self.lines.drop_late()
         for line in [""] + self.position(decision, view):
             self.say(line)
+        if self.move_ms is not None:
+            self.say(f"  you have {self.move_ms / 1000:g} s for this choice (--move-time)")
         menu = self.menu(decision, view, legal)
         self.show_menu(decision, menu)
         kind = None

@@ -605,3 +605,21 @@ def test_a_person_who_does_not_answer_in_time_is_charged_a_timeout(tmp_path):
 
 def test_deck_a_is_a_deck():
     assert sorted(DECK_A.split()) == sorted(format_cards(CARDS).split())
+
+
+def test_move_time_makes_a_silent_person_fault_like_a_bot_and_the_log_still_validates(tmp_path):
+    """--move-time 30: nobody types; each deal's first request to the person times out (R12.1),
+    the seat starts afresh, and after 3 faults the robot plays it for the rest of the partie (R12.3)."""
+    r, w = os.pipe()
+    try:
+        out = io.StringIO()
+        outcome = run_play(["robot", "robot"], seat=0, seed="6", log_dir=tmp_path, move_ms=30, inp=os.fdopen(r, "r"), out=out)
+    finally:
+        os.close(w)
+    assert not outcome.interrupted
+    stats = outcome.result.stats[0]
+    assert stats.faults == {"timeout": 3} and stats.replaced_in == [1]
+    assert "after the fault your seat starts afresh" in out.getvalue()
+    assert "replaced by the built-in robot" in out.getvalue()
+    rep = validate(outcome.log_path)
+    assert rep["ok"] and rep["complete"], rep
