@@ -520,13 +520,13 @@ def test_the_position_shows_the_hand_by_suit_and_the_table():
     h.on_partie_start({"partie": 1, "seat": 0, "deals": 12, "players": ["me", "robot", "random"]})
     v = view(hand=["7b", "Ah", "Ul", "Xh", "9h"], trump_card="Ul", trump="l",
              trick=[{"seat": 1, "card": "Kh"}], hlasky=[{"seat": 2, "suit": "a", "points": 20}], points=[10, 0, 20])
-    text = "\n".join(h.position("play", v))
+    text = "\n".join(h.screen.position("play", v))
     assert "hand    ♥ červené Ah Xh 9h" in text  # trump-game order: the ten below the ace
     assert "♠ zelené  Ul" in text and "♦ kule    7b" in text
     assert "table   robot (seat 1) Kh" in text
     assert "hlášky  random (seat 2) 20 ♣ žaludy" in text
     assert "trump   Ul (zelené spodek)" in text
-    betl = "\n".join(h.position("play", view(hand=["Xh", "Uh", "Ah"], game="betl", contract=None, levels={"betl": 0})))
+    betl = "\n".join(h.screen.position("play", view(hand=["Xh", "Uh", "Ah"], game="betl", contract=None, levels={"betl": 0})))
     assert "♥ červené Ah Uh Xh" in betl  # betl order: the ten between nine and spodek
 
 
