@@ -223,6 +223,9 @@ class Screen:
         totals, places = message.get("totals") or self.totals, message.get("places") or [0, 0, 0]
         self.say("")
         self.say(self.p.bold(f"══ partie {message.get('partie')} is over ══"))
+        f = message.get("forfeit")  # R12.3, where the referee has a seat forfeit the rest of the partie
+        if isinstance(f, dict) and f.get("seat") in (0, 1, 2):
+            self.say(f"  {self.who(f['seat'])} forfeited the deals from deal {f.get('from_deal')} on (R12.3)")
         for s in sorted(range(3), key=lambda s: places[s]):
             pl = places[s]
             self.say(f"  place {int(pl) if pl == int(pl) else pl}: {self.who(s)} {totals[s]:+d} groše")
