@@ -318,7 +318,7 @@ class Human(Bot):
             if n in ("quit", "exit", "konec"):
                 raise PersonLeft("quit")
             if n in ("?", "help", "h"):
-                for line in self.screen.position(decision, view):
+                for line in self.screen.position(decision, view, full=True):
                     self.say(line)
                 self.show_menu(decision, menu)
                 continue

@@ -263,9 +263,27 @@ class Screen:
             head = f"„{game}“"
         return f"game    {head}, actor {self.who(view.get('actor'))}{proti}" + (f" · stakes: {lv}" if lv else "")
 
-    def position(self, decision: str, view: dict) -> list[str]:
-        """The status block shown before each choice: only what ``view`` (this seat's) holds."""
+    def bidding(self, view: dict) -> list[str]:
+        """``view.bids`` (redacted for this seat) in words, told afresh: the whole bidding of the deal so far."""
+        told = Screen(self.out, False)
+        told.p, told.seat, told.labels = self.p, self.seat, self.labels
+        lines = []
+        for b in view.get("bids") or []:
+            tc = view.get("trump_card") if b["decision"] == "contract" else None
+            line = told.action_words(b["seat"], b["decision"], b["action"], tc)
+            if line:
+                lines.append(line)
+        return lines
+
+    def position(self, decision: str, view: dict, full: bool = False) -> list[str]:
+        """The status block shown before each choice: only what ``view`` (this seat's) holds;
+        ``full`` adds the bidding so far and the tricks played."""
         out = [self.p.bold(f"── {TITLES.get(decision, decision)} ──") + f"  (partie {self.partie} · deal {self.deal})"]
+        if full:
+            out += [f"bidding {b}" if i == 0 else f"        {b}" for i, b in enumerate(self.bidding(view))]
+            for i, t in enumerate(view.get("tricks") or [], 1):
+                played = " · ".join(f"{self.who((t['leader'] + k) % 3)} {self.card(c)}" for k, c in enumerate(t["cards"]))
+                out.append(f"trick {i:<2} {played}  → {self.who(t['winner'])}")
         line = self.game_line(view)
         if line:
             out.append(line)
@@ -288,7 +306,6 @@ class Screen:
         out.append(f"hand    {hand[0] if hand else '—'}")
         out += [f"        {h}" for h in hand[1:]]
         return out
-
 
     def sync(self, view: dict) -> None:
         """At this seat's own decision: the actor, and the levels of the raising rounds already over (R5.3)."""

@@ -626,3 +626,22 @@ def test_move_time_makes_a_silent_person_fault_like_a_bot_and_the_log_still_vali
     assert "after the fault your seat starts afresh" in out.getvalue()
     rep = validate(outcome.log_path)
     assert rep["ok"] and rep["complete"], rep
+
+
+def test_question_mark_shows_the_whole_bidding_and_the_tricks_as_this_seat_saw_them():
+    h, out = person("?\n1\n")
+    h.on_partie_start({"partie": 1, "seat": 1, "deals": 12, "players": ["a", "me", "b"]})
+    bids = [{"seat": 0, "decision": "trump", "action": "trump"}, {"seat": 0, "decision": "talon", "action": "barva"},
+            {"seat": 1, "decision": "answer", "action": "dobra"}, {"seat": 2, "decision": "answer", "action": "dobra"},
+            {"seat": 0, "decision": "contract", "action": "contract:hra"}, {"seat": 1, "decision": "flek", "action": "flek:hra"},
+            {"seat": 2, "decision": "flek", "action": "dobra"}, {"seat": 0, "decision": "flek", "action": "flek:hra"},
+            {"seat": 1, "decision": "flek", "action": "dobra"}, {"seat": 2, "decision": "flek", "action": "dobra"}]
+    v = view(seat=1, hand=["7h", "8h"], trump_card="Xb", trump="b", bids=bids, levels={"hra": 2},
+             tricks=[{"leader": 0, "cards": ["Ab", "9b", "Kb"], "winner": 0}])
+    assert h.choose(v, ["play:7h", "play:8h"]) == "play:8h"
+    text = out.getvalue()
+    assert "bidding a (seat 0): chooses a trump card from his first seven" in text
+    assert "        a (seat 0): discards two cards — „Barva?“" in text
+    assert "        a (seat 0): „hra“ — shows the trump card Xb: trumps are ♦ kule" in text
+    assert "        you: „flek na hru“" in text and "        a (seat 0): „re na hru“" in text
+    assert "trick 1  a (seat 0) Ab · you 9b · b (seat 2) Kb  → a (seat 0)" in text
