@@ -10,7 +10,9 @@ its footer, so ``marias validate`` reports it as incomplete, never as a result.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -73,7 +75,11 @@ def run_play(bots: list[str], *, seat: int = 0, partie: int = 1, seed: str | int
             specs.append(BotSpec(label=name, argv=[], builtin="person", bot=human,
                                  move_ms=move_ms if move_ms is not None else NO_LIMIT_MS))
         else:
-            specs.append(BotSpec.parse(next(others), seed=f"{seed}:{s}"))
+            spec = BotSpec.parse(next(others), seed=f"{seed}:{s}")
+            program = spec.argv[0]
+            if spec.builtin is None and not (shutil.which(program) or os.path.isfile(program)):
+                raise ValueError(f"no program {program!r} to run for seat {s} (not a built-in bot: random, robot)")
+            specs.append(spec)
     log_path = None
     if log_dir is not None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")

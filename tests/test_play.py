@@ -360,6 +360,9 @@ def test_bad_options_are_refused(tmp_path):
     r = subprocess.run([sys.executable, "-m", "referee.cli", "play", "-b", "robot", "-b", "nosuchprogram-xyz", "--seat", "3"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--seat" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "referee.cli", "play", "-b", "robot", "-b", "nosuchprogram-xyz"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "no program 'nosuchprogram-xyz' to run for seat 2" in r.stderr
 
 
 # ------------------------------------------------------------------ the seat, with injected streams
