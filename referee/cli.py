@@ -360,6 +360,57 @@ def replay(
     raise typer.Exit(1 if faulted else 0)
 
 
+# ------------------------------------------------------------------ play
+@app.command()
+def play(
+    bot: List[str] = typer.Option(..., "--bot", "-b", help="Twice: the bots in the other seats, in seat order (random, robot, random:SEED or a command line)."),
+    seat: int = typer.Option(0, "--seat", "-s", min=0, max=2, help="Your seat (0 is the forhont of deal 1)."),
+    partie: int = typer.Option(1, "--partie", "-n", min=1, help="How many partie (12 deals each) to play."),
+    seed: str = typer.Option("1", help="Match seed: partie N shuffles with SEED:N (and draws its cuts from it)."),
+    deck: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="File of starting decks, one per line (32 card codes); partie N uses line N."),
+    log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Folder for the game log (JSON Lines) and the bots' stderr; review it with marias show LOG --seat S."),
+    move_time: Optional[int] = typer.Option(None, "--move-time", min=1, help="Your time per decision in ms (default: no limit)."),
+    bot_time: int = typer.Option(2000, "--bot-time", min=1, help="The bots' time per decision in ms."),
+    plain: bool = typer.Option(False, "--plain", help="No colours (the default when the output is not a terminal)."),
+):
+    """Play a seat yourself, in the terminal, against two bots: the same referee, rules, log and validation as marias match.
+
+    Choose by number, or type a card (Kh), a word (dobra, spatna, flek, betl 7h 8h) or the
+    protocol's action text; ? shows the position again; quit or Ctrl-C stops (the log is then
+    incomplete, never a result)."""
+    from .match import load_decks
+    from .play import run_play
+
+    if len(bot) != 2:
+        raise typer.BadParameter(f"give exactly two bots (the other seats), got {len(bot)}", param_hint="--bot")
+    decks = None
+    if deck is not None:
+        try:
+            decks = load_decks(deck)
+        except (OSError, ValueError) as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2)
+        if len(decks) < partie:
+            typer.echo(f"error: {deck} holds {len(decks)} deck(s) but --partie is {partie}", err=True)
+            raise typer.Exit(2)
+    try:
+        outcome = run_play(list(bot), seat=seat, partie=partie, seed=seed, decks=decks, log_dir=log,
+                           move_ms=move_time, bot_move_ms=bot_time, plain=plain)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--bot")
+    path = outcome.log_path
+    if outcome.interrupted:
+        if path is not None and path.exists():
+            note = f"; the log {path} is incomplete (marias validate says so; marias show {path} --seat {seat} shows the finished deals)"
+        else:
+            note = "; no log was written (stopped before the game began)" if path is not None else ""
+        typer.echo(f"\nstopped before the end: no result{note}", err=True)
+        raise typer.Exit(130)
+    where = f"; log: {path} (review: marias show {path} --seat {seat})" if path else ""
+    totals = outcome.result.totals
+    typer.echo(f"\nyou (seat {seat}) {totals[seat]:+d} groše in {partie} partie{where}")
+
+
 # ------------------------------------------------------------------ strength
 @app.command()
 def strength(
