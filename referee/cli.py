@@ -729,7 +729,7 @@ def duel(
     deal_book: Optional[Path] = typer.Option(None, "--deal-book", help="File of starting decks, one per line; group K plays line K (needs max-groups lines)."),
     move_time: Optional[int] = typer.Option(None, "--move-time", help="Time per decision in ms (default 2000)."),
     startup_time: Optional[int] = typer.Option(None, "--startup-time", help="Time to start and answer hello in ms (default 10000)."),
-    max_faults: Optional[int] = typer.Option(None, "--max-faults", help="Faults in a partie before a bot is replaced by the robot (default 3)."),
+    max_faults: Optional[int] = typer.Option(None, "--max-faults", help="Faults in a partie after which a bot forfeits the rest of it (R12.3; default 3)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", file_okay=False, help="Output folder (default duel-A-B); the same command continues a stopped test there."),
     resume: bool = typer.Option(False, "--resume", help="Insist on continuing a test already in --out."),
     table_format: str = typer.Option("text", "--format", "-f", help="Output of the result: text, md, csv or json."),

@@ -103,11 +103,8 @@ def seat_rows(result) -> list[dict]:
 
 def _forfeits(st) -> str:
     """'partie 2 from deal 7, ...' from a seat's R12.3 forfeits (``SeatStats.forfeited``: dicts with
-    partie and from_deal; a referee that still replaced the bot by the robot has ``replaced_in``)."""
-    forfeited = getattr(st, "forfeited", None)
-    if forfeited is None:
-        return ", ".join(f"partie {n} (replaced by the robot)" for n in getattr(st, "replaced_in", [])) or "-"
-    return ", ".join(f"partie {f['partie']} from deal {f['from_deal']}" for f in forfeited) or "-"
+    partie and from_deal)."""
+    return ", ".join(f"partie {f['partie']} from deal {f['from_deal']}" for f in st.forfeited) or "-"
 
 
 def fault_rows(result) -> list[dict]:
