@@ -396,7 +396,7 @@ def test_match_seat_rows_show_forfeits():
     seat = lambda **kw: SimpleNamespace(decisions=2, total_ms=3.0, max_ms=2.0, faults={}, **kw)
     result = SimpleNamespace(names=["a", "b", "c"], totals=[-130, 65, 65], stats=[
         seat(forfeited=[{"partie": 1, "from_deal": 7}, {"partie": 3, "from_deal": 12}]), seat(forfeited=[]),
-        seat(replaced_in=[2])])
+        seat(forfeited=[{"partie": 2, "from_deal": 4}])])
     rows = seat_rows(result)
     assert [r["forfeited (R12.3)"] for r in rows] == ["partie 1 from deal 7, partie 3 from deal 12", "-",
-                                                      "partie 2 (replaced by the robot)"]
+                                                      "partie 2 from deal 4"]
