@@ -548,9 +548,13 @@ def table_cmd(
     table_format: str = typer.Option("text", "--format", "-f", help=_TABLE_FORMAT_HELP),
     series: Optional[int] = typer.Option(None, "--series", min=1, max=MAX_SERIES, help="Add the series table (R10): each bot's N best partie."),
     only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, pairs, play, cross, series, rating (repeatable)."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Recreate each tournament folder's results database (results.sqlite) from its logs, validating every one, then print the tables from it."),
 ):
-    """Rebuild every table (standings, pairs, play, cross, series, rating) from complete, valid logs alone; a head-to-head folder gets its test's decision, LLR and groups."""
-    from . import standings
+    """Every table (standings, pairs, play, cross, series, rating) from complete, valid logs; a head-to-head folder gets its test's decision, LLR and groups.
+
+    A tournament folder with a results database (results.sqlite, written as each unit's log is
+    accepted) is read from the database, not its logs; --rebuild recreates it from the logs."""
+    from . import results, standings
 
     if table_format not in standings.FORMATS:
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
@@ -559,6 +563,15 @@ def table_cmd(
             raise typer.BadParameter(f"{name!r} is not one of {', '.join(standings.TABLE_NAMES)}", param_hint="--table")
     if only and "series" in only and not series:
         raise typer.BadParameter("the series table needs --series N", param_hint="--table")
+    if rebuild:
+        folders = [standings.tournament_folder(p) for p in paths]
+        if not any(folders):
+            raise typer.BadParameter("--rebuild works on tournament folders (holding manifest.json)", param_hint="--rebuild")
+        for folder in dict.fromkeys(f for f in folders if f is not None):
+            n_logs, n_partie, notes = results.rebuild(folder)
+            for note in notes:
+                typer.echo(f"note: {note}", err=True)
+            typer.echo(f"{folder / results.DB_FILE}: rebuilt from {n_logs} valid log(s), {n_partie} partie", err=True)
     text, skipped, t = standings.report(paths, fmt=table_format, series=series, which=only or None)
     for note in skipped:
         typer.echo(f"note: {note}", err=True)

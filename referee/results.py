@@ -385,10 +385,12 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
     stored logs gone or of another size (a full check is ``--rebuild``)."""
     have = {log: size for log, (_sha, size) in stored_logs(con).items()}
     notes = []
-    missing = changed = 0
+    missing = changed = absent = 0
+    named = list(named)
     for p in named:
         rel = os.path.relpath(p, folder)
         if not p.exists():
+            absent += 1
             if rel in have:
                 changed += 1
             continue
@@ -396,6 +398,8 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
             missing += 1
         elif p.stat().st_size != have[rel]:
             changed += 1
+    if absent:  # as referee.standings.log_paths says it of a folder read from its logs
+        notes.append(f"{folder}: {absent} of the {len(named)} units in its manifest have no log (not played yet)")
     if missing:
         notes.append(f"{folder}: {missing} log(s) not in {DB_FILE} (not accepted yet, or the database is old); "
                      f"`marias table --rebuild {folder}` recreates it from the logs")

@@ -40,6 +40,7 @@ from .identity import NAME_RE, IdentityError, missing_paths
 from .match import BUILTIN_BOTS, BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
 from .sandbox import MODES as SANDBOX_MODES, SandboxLimits
 from .pool import Outcome, Pool, Task
+from . import results
 
 FORMATS = ("round-robin", "gauntlet", "head-to-head")
 HEAD_TO_HEAD = "head-to-head"  # two bots, each deck in the six 2+1 seatings, an SPRT decides (referee/duel.py)
@@ -1106,6 +1107,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
             progress.message(f"seed {cfg.seed} ({how}; kept in {out / STATE_FILE})")
         done_log = journal(out)
         pending: list[Unit] = []
+        accepted: dict[str, str] = {}  # log (relative to out) -> its SHA-256: what the results database may hold
         try:
             for u in units:
                 path = unit_log(out, u)
@@ -1117,6 +1119,8 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
                 else:
                     why = check_unit_log(path, u)  # not on record: the full check
                 if why is None:
+                    on_record = entry and entry.get("status") == "done" and entry.get("sha256")
+                    accepted[f"{LOGS_DIR}/{path.name}"] = entry["sha256"] if on_record else file_sha256(path)
                     progress.done += 1
                     t = _log_totals(path)
                     if t:
@@ -1133,11 +1137,18 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
             return TournamentRun(cfg, state, len(units), progress.done, 0, [], True, time.perf_counter() - t0)
         progress.start_done = progress.done
         done_before = progress.done
+        db = results.connect(results.db_path(out), create=True)
+        kept, stored = results.resync(db, out, accepted)  # rows only for logs that exist with the same hash
+        if stored and state == "resume" and stream is not None:
+            progress.message(f"{results.DB_FILE}: {stored} accepted log(s) summarized into it now, {kept} kept")
         if state == "resume" and stream is not None:
             progress.message(f"resuming {out}: {done_before} of {len(units)} partie already played")
         completed: set[str] = set()
-        played, failed, interrupted = _play_units(cfg, pending, logs, progress, completed.add,
-                                                  close_fds=(lock.f.fileno(),), sign_key=sign_key)
+        try:
+            played, failed, interrupted = _play_units(cfg, pending, logs, progress, completed.add,
+                                                      close_fds=(lock.f.fileno(),), sign_key=sign_key, db=db)
+        finally:
+            db.close()
         progress.finish()
         for u in pending:  # whatever was cut short leaves nothing behind (its log, its bots' stderr)
             if u.id not in completed:
@@ -1146,8 +1157,8 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
 
 
 def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
-                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None
-                ) -> tuple[int, list[tuple[str, str]], bool]:
+                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None,
+                db=None) -> tuple[int, list[tuple[str, str]], bool]:
     """Play ``pending`` in a :class:`referee.pool.Pool`: each unit in its own worker under a watchdog,
     a failed unit tried once more, the others going on whatever one unit's bots do."""
     if not pending:
@@ -1189,6 +1200,8 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
             return
         _journal_add(out, {"id": unit.id, "status": "done", "sha256": res["sha256"], "totals": res["totals"],
                            "names": res["names"], "attempts": o.attempts})
+        if db is not None:  # after the journal: a crash between the two is mended by the next run's resync
+            results.record_log(db, out, path, res["sha256"])
         played += 1
         progress.done += 1
         progress.add(res["names"], res["totals"])
