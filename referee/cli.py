@@ -370,6 +370,32 @@ def bench_validate(
     _print_bench(bench.validate(deals=deals, log=log, repeats=repeats, jobs=jobs), as_json)
 
 
+@bench_app.command("table")
+def bench_table(
+    partie: int = typer.Option(100_000, min=6, help="Rows of the generated results database (partie)."),
+    bots: int = typer.Option(24, min=3, help="Bots of the generated season."),
+    keep: Optional[Path] = typer.Option(None, "--keep", file_okay=False, help="Write the generated tournament folder here (and keep it) instead of a temporary one."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """`marias table FOLDER --format json --series 10` on a generated results database of --partie synthetic, valid rows: its CPU seconds and peak memory (goal: 100,000 partie in <= 30 s and <= 300 MB)."""
+    from . import bench_ladder
+
+    _print_bench(bench_ladder.table(partie=partie, bots=bots, keep=keep), as_json)
+
+
+@bench_app.command("validate-memory")
+def bench_validate_memory(
+    deals: List[int] = typer.Option([1200, 12000], "--deals", help="Sizes of the generated logs in deals (repeatable; the last against the first)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Peak memory of `marias validate LOG` on generated logs of each --deals size: flat memory whatever the file size."""
+    from . import bench_ladder
+
+    if len(deals) < 2:
+        raise typer.BadParameter("give at least two sizes", param_hint="--deals")
+    _print_bench(bench_ladder.validate_memory(tuple(deals)), as_json)
+
+
 def _print_bench(result: dict, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(result, indent=2))
