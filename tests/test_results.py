@@ -140,3 +140,53 @@ def test_summaries_from_db_rows_round_trip(played):
         from referee.log import read_log
         from_logs.extend(R.summaries_of_log(p, read_log(p)[0], source=str(p)))
     assert from_db == from_logs
+
+
+# ------------------------------------------------------------------ validate streams its file
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"{}", b"", b"  ", b"\xff\xfe", "{\"a\":\"č\"}".encode(), b"x"]), max_size=6),
+       st.booleans())
+def test_streamed_lines_are_the_split_lines(parts, newline_at_end):
+    """stream_lines (line by line) gives what split_lines (the whole file at once) gives, line for line,
+    compared as the same bytes (split_lines turns every line into bytes when one is not UTF-8)."""
+    import tempfile
+
+    from referee.log import split_lines, stream_lines
+
+    data = b"\n".join(parts) + (b"\n" if newline_at_end and parts else b"")
+    with tempfile.NamedTemporaryFile(delete=False) as f:
+        f.write(data)
+    try:
+        lines, ends = split_lines(f.name)
+        got = list(stream_lines(f.name))
+    finally:
+        Path(f.name).unlink()
+    as_bytes = lambda x: x if isinstance(x, bytes) else x.encode()  # noqa: E731
+    assert [as_bytes(raw) for _n, raw, _l, _e in got] == [as_bytes(x) for x in lines]
+    assert [n for n, *_ in got] == list(range(1, len(lines) + 1))
+    if got:
+        assert [last for *_, last, _e in got] == [False] * (len(lines) - 1) + [True]
+        assert got[-1][3] == ends
+
+
+def test_validate_reports_the_same_on_a_streamed_file(tmp_path):
+    """The chain and the truncated last line are still found (the file streamed, not held)."""
+    from referee.log import selfplay_log
+    from referee.validate import validate_file
+    import bots
+
+    log = tmp_path / "m.jsonl"
+    selfplay_log(log, [bots.make("random", seed=f"v{s}") for s in range(3)], seed="v", fsync=False)
+    assert validate_file(log).ok
+    lines = log.read_bytes().split(b"\n")
+    swapped = lines[:]
+    swapped[2], swapped[3] = swapped[3], swapped[2]
+    log.write_bytes(b"\n".join(swapped))
+    assert any(p.rule == "seal" and p.line == 3 for p in validate_file(log).problems)
+    log.write_bytes(b"\n".join(lines[:-1])[:-10])  # cut inside the last record, no newline
+    rep = validate_file(log)
+    assert not rep.complete and any("truncated last line" in p.message for p in rep.problems)
