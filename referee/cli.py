@@ -437,9 +437,11 @@ def tournament(
     bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
     bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
     bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="Play on a Dask cluster: its scheduler's address, e.g. tcp://HOST:8786 (default: the configuration's cluster:, else the local pool). Bots must exist at the same path on every worker; the cluster must be private (TOURNAMENT.md, 'Running on a cluster')."),
 ):
-    """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel; resumable; prints the tables."""
+    """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel, locally or on a Dask cluster (--cluster); resumable; prints the tables."""
     from . import standings
+    from .cluster import ClusterError
     from .tournament import ConfigError, TournamentError, config_from_options, load_config, run_tournament
 
     if table_format not in standings.FORMATS:
@@ -453,7 +455,7 @@ def tournament(
             given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])
             if given:
                 typer.echo(f"error: with a configuration file, change {', '.join(given)} in the file "
-                           f"(only --concurrency, --out, --sandbox and --allow-changed-bots may be given with it)", err=True)
+                           f"(only --concurrency, --out, --sandbox, --cluster and --allow-changed-bots may be given with it)", err=True)
                 raise typer.Exit(2)
             cfg = load_config(config)
         else:
@@ -468,6 +470,11 @@ def tournament(
         cfg.concurrency = concurrency
     if out is not None:
         cfg.output = out
+    if cluster is not None:
+        from .tournament import CLUSTER_RE
+        if not CLUSTER_RE.match(cluster.strip()):
+            raise typer.BadParameter("a Dask scheduler's address such as tcp://HOST:8786", param_hint="--cluster")
+        cfg.cluster = cluster.strip()
     cfg.allow_changed_bots = allow_changed_bots
     cfg.sandbox = _sandbox_mode(sandbox or cfg.sandbox)  # resolved once here: the workers neither probe nor warn
     sign_key = _signing_key(sign) if sign is not None else None
@@ -484,7 +491,7 @@ def tournament(
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
         raise typer.Exit(2)
-    except TournamentError as e:
+    except (TournamentError, ClusterError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
     if run.interrupted:
@@ -551,7 +558,7 @@ def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
         raise typer.Exit(2)
-    except TournamentError as e:
+    except (TournamentError, ClusterError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
     if run.interrupted:
