@@ -73,8 +73,9 @@ def test_a_cluster_plays_the_tables_of_the_local_pool(cluster, tmp_path):
 def test_a_worker_killed_in_the_middle_loses_and_doubles_nothing(cluster, tmp_path):
     cl, client = cluster
     out = tmp_path / "t"
-    cfg = config(out, "kill", cl.scheduler_address, partie=3, bots=("a=robot", "b=robot", "c=robot", "d=robot"))
-    units = T.plan_units(config(tmp_path / "x", "kill", partie=3, bots=("a=robot", "b=robot", "c=robot", "d=robot")))
+    field = ("a=random", "b=random", "c=robot", "d=random")  # 4 tables: 4 groups of 3 units on 2 workers
+    cfg = config(out, "kill", cl.scheduler_address, bots=field)
+    units = T.plan_units(config(tmp_path / "x", "kill", bots=field))
     killed: list[int] = []
     stop = threading.Event()
 
@@ -103,8 +104,7 @@ def test_a_worker_killed_in_the_middle_loses_and_doubles_nothing(cluster, tmp_pa
     rows = sqlite3.connect(out / R.DB_FILE).execute("SELECT log FROM partie").fetchall()
     assert sorted(r[0] for r in rows) == sorted(f"logs/{u.id}.jsonl" for u in units)
     # the same tables as the local pool on the same configuration
-    local = T.run_tournament(config(tmp_path / "local", "kill", partie=3,
-                                    bots=("a=robot", "b=robot", "c=robot", "d=robot")), check=False)
+    local = T.run_tournament(config(tmp_path / "local", "kill", bots=field), check=False)
     assert local.complete
     assert tables_without_times(out) == tables_without_times(tmp_path / "local")
 
