@@ -145,3 +145,72 @@ def validate_memory(sizes: tuple[int, ...] = (1_200, 12_000), seed: int = 1) -> 
     out["peak_ratio_largest_vs_smallest"] = round(peaks[-1] / peaks[0], 2)
     out["size_ratio"] = round(sizes[-1] / sizes[0], 1)
     return out
+
+
+# ------------------------------------------------------------------ the local pool against a Dask cluster
+
+def _start_cluster(folder: Path, workers: int) -> tuple[str, list]:
+    """A Dask scheduler and ``workers`` single-threaded workers, each its own process, on 127.0.0.1 only."""
+    sched_file = folder / "scheduler.json"
+    env = dict(os.environ, DASK_DISTRIBUTED__LOGGING__DISTRIBUTED="error")
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)]
+    deadline = time.monotonic() + 60
+    while not sched_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    address = json.loads(sched_file.read_text())["address"]
+    procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers",
+                                   str(workers), "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env))
+    from distributed import Client
+
+    with Client(address, timeout=60, set_as_default=False) as c:
+        c.wait_for_workers(workers, timeout=120)
+    return address, procs
+
+
+def cluster(bots: int = 4, partie: int = 1, workers: int = 2, builtin: str = "random", seed: str = "bench") -> dict:
+    """``marias bench cluster``: the same tournament on the local pool (``workers`` at once) and on a
+    Dask cluster on this machine (a scheduler and ``workers`` worker processes): units per second, and
+    the coordinator's CPU seconds per accepted unit (its own process only: what it costs to check,
+    write and store a unit, so how many workers one coordinator can feed)."""
+    from .tournament import config_from_options, run_tournament
+
+    def self_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    out: dict = {"benchmark": "cluster", "bots": f"{bots} x {builtin}", "workers": workers, "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory(prefix="marias-bench-cluster-") as tmp:
+        tmp = Path(tmp)
+        address, procs = _start_cluster(tmp, workers)
+        try:
+            for where in ("local", "cluster"):
+                cfg = config_from_options([f"b{i + 1}={builtin}" for i in range(bots)], partie=partie, seed=seed,
+                                          concurrency=workers, output=str(tmp / where), name="bench", sandbox="none")
+                cfg.cluster = address if where == "cluster" else None
+                c0, t0 = self_cpu(), time.perf_counter()
+                run = run_tournament(cfg, check=False)
+                wall, cpu = time.perf_counter() - t0, self_cpu() - c0
+                if not run.complete:
+                    raise RuntimeError(f"the benchmark tournament ({where}) did not finish: {run.failed}")
+                out["units"] = run.units
+                out[f"{where}_seconds"] = round(wall, 2)
+                out[f"{where}_units_per_second"] = round(run.units / wall, 2)
+                out[f"{where}_coordinator_cpu_ms_per_unit"] = round(1000 * cpu / run.units, 1)
+        finally:
+            for p in reversed(procs):
+                p.terminate()
+            for p in reversed(procs):
+                try:
+                    p.wait(20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+    out["cluster_vs_local_speed"] = round(out["cluster_units_per_second"] / out["local_units_per_second"], 2)
+    per_unit = out["cluster_coordinator_cpu_ms_per_unit"] / 1000
+    # a unit of this field takes about workers / local rate seconds of a worker; a coordinator at 100% CPU feeds
+    out["workers_one_coordinator_can_feed_at_this_unit_time"] = (
+        round((workers / out["local_units_per_second"]) / per_unit) if per_unit > 0 else None)
+    return out

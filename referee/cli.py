@@ -396,6 +396,22 @@ def bench_validate_memory(
     _print_bench(bench_ladder.validate_memory(tuple(deals)), as_json)
 
 
+@bench_app.command("cluster")
+def bench_cluster(
+    bots: int = typer.Option(4, min=3, help="Bots in the round robin (4: 4 tables x 6 arrangements)."),
+    bot: str = typer.Option("random", "--bot", help="The built-in bot that fills the field: random or robot."),
+    partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
+    workers: int = typer.Option(2, min=1, help="Local pool concurrency, and Dask worker processes (one thread each)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """The same tournament on the local pool and on a Dask cluster on this machine (`dask scheduler` and `dask worker` processes on 127.0.0.1): units per second, and the coordinator's CPU per accepted unit."""
+    from . import bench_ladder
+
+    if bot not in ("random", "robot"):
+        raise typer.BadParameter("random or robot", param_hint="--bot")
+    _print_bench(bench_ladder.cluster(bots=bots, partie=partie, workers=workers, builtin=bot), as_json)
+
+
 def _print_bench(result: dict, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(result, indent=2))
