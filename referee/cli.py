@@ -616,8 +616,13 @@ def table_cmd(
         folders = [standings.tournament_folder(p) for p in paths]
         if not any(folders):
             raise typer.BadParameter("--rebuild works on tournament folders (holding manifest.json)", param_hint="--rebuild")
+        from .tournament import TournamentError
         for folder in dict.fromkeys(f for f in folders if f is not None):
-            n_logs, n_partie, notes = results.rebuild(folder)
+            try:
+                n_logs, n_partie, notes = results.rebuild(folder)
+            except TournamentError as e:
+                typer.echo(f"error: {e}; --rebuild waits until it ends", err=True)
+                raise typer.Exit(2)
             for note in notes:
                 typer.echo(f"note: {note}", err=True)
             typer.echo(f"{folder / results.DB_FILE}: rebuilt from {n_logs} valid log(s), {n_partie} partie", err=True)

@@ -99,14 +99,17 @@ def groups_of(pending) -> list[list]:
     return list(groups.values())
 
 
-def connect(address: str, timeout: float = 20.0):
+CONNECT_TIMEOUT_S = 20.0
+
+
+def connect(address: str, timeout: float | None = None):
     """A ``distributed.Client`` of the scheduler at ``address``; ClusterError when it cannot be reached."""
     try:
         from distributed import Client
     except ImportError:  # pragma: no cover - distributed is a dependency
         raise ClusterError("--cluster needs the Python package 'distributed' (pip install distributed)") from None
     try:
-        return Client(address, timeout=timeout, set_as_default=False)
+        return Client(address, timeout=CONNECT_TIMEOUT_S if timeout is None else timeout, set_as_default=False)
     except (OSError, TimeoutError) as e:
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {e}") from None
 

@@ -289,7 +289,18 @@ def rebuild(folder) -> tuple[int, int, list[str]]:
     from .standings import log_paths
     from .validate import validate_file
 
+    from .tournament import _FolderLock
+
     folder = Path(folder)
+    with _FolderLock(folder):  # not under a running tournament (it holds the database open): TournamentError
+        return _rebuild(folder)
+
+
+def _rebuild(folder: Path) -> tuple[int, int, list[str]]:
+    from .log import read_log
+    from .standings import log_paths
+    from .validate import validate_file
+
     files, notes = log_paths([folder])
     target = db_path(folder)
     tmp = target.with_name(target.name + ".new")

@@ -143,3 +143,42 @@ def test_play_group_refuses_before_playing(tmp_path):
     job["specs"][0].fingerprint = "0" * 64
     body = play_group([job], [60.0], [u.seats], [()])
     assert body["refused"] and "fingerprint" in body["refused"][0] and "units" not in body
+
+
+def test_marias_tournament_cluster_on_the_command_line(cluster, tmp_path):
+    import subprocess
+
+    cl, _client = cluster
+    repo = Path(__file__).resolve().parent.parent
+    out = tmp_path / "t"
+    args = [sys.executable, "-m", "referee.cli", "tournament", "-b", "a=random", "-b", "b=random", "-b", "c=robot",
+            "--arrangements", "rotations", "--seed", "cli", "--out", str(out), "--sandbox", "none",
+            "--table-format", "json", "--cluster", cl.scheduler_address]
+    r = subprocess.run(args, capture_output=True, text=True, cwd=repo, timeout=300)
+    assert r.returncode == 0, r.stderr
+    body = json.loads(r.stdout)
+    assert sum(row["partie"] for row in body["standings"]) == 9 and sum(row["groše"] for row in body["standings"]) == 0
+    bad = subprocess.run(args[:-1] + ["localhost:8786"], capture_output=True, text=True, cwd=repo, timeout=60)
+    assert bad.returncode == 2 and "--cluster" in bad.stderr and "tcp://HOST:8786" in bad.stderr
+
+
+def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
+    from referee import cluster as C
+
+    monkeypatch.setattr(C, "CONNECT_TIMEOUT_S", 2.0)
+    cfg = config(tmp_path / "t", "gone", "tcp://127.0.0.1:9")
+    with pytest.raises(ClusterError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
+        T.run_tournament(cfg, check=False)
+
+
+def test_the_cluster_key_of_a_configuration(tmp_path):
+    good = tmp_path / "g.yaml"
+    good.write_text("bots: [{name: a, command: random}, {name: b, command: random}, {name: c, command: robot}]\n"
+                    "cluster: tcp://10.0.0.1:8786\n")
+    cfg = T.load_config(good)
+    assert cfg.cluster == "tcp://10.0.0.1:8786" and "cluster" not in T.canonical(cfg)
+    bad = tmp_path / "b.yaml"
+    bad.write_text(good.read_text().replace("tcp://10.0.0.1:8786", "10.0.0.1"))
+    with pytest.raises(T.ConfigError) as e:
+        T.load_config(bad)
+    assert f"{bad}:2: cluster: a Dask scheduler's address" in str(e.value)
