@@ -37,17 +37,25 @@ class ClusterError(RuntimeError):
     """The cluster cannot be used (unreachable, a bot differs on a worker, ...)."""
 
 
+_SEEN: dict[tuple, str] = {}  # this worker process's fingerprints of the bots it checked: once per worker
+
+
 def _fingerprint_problems(specs) -> list[str]:
-    """The bots whose fingerprint on this machine is not the one the coordinator computed."""
+    """The bots whose fingerprint on this machine is not the one the coordinator computed
+    (computed once per worker process and bot: hashing a bot's files may be costly)."""
     from .identity import IdentityError, fingerprint
 
     out = []
     for spec in specs:
-        try:
-            here = fingerprint(spec.argv, spec.cwd, spec.builtin)
-        except IdentityError as e:
-            out.append(f"bot {spec.label!r}: {e}")
-            continue
+        key = (tuple(spec.argv), spec.cwd, spec.builtin)
+        here = _SEEN.get(key)
+        if here is None:
+            try:
+                here = fingerprint(spec.argv, spec.cwd, spec.builtin)
+            except IdentityError as e:
+                out.append(f"bot {spec.label!r}: {e}")
+                continue
+            _SEEN[key] = here
         if here != spec.fingerprint:
             out.append(f"bot {spec.label!r} ({' '.join(spec.argv)}"
                        f"{f', cwd {spec.cwd}' if spec.cwd else ''}): fingerprint {here[:12]} here, "
