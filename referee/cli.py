@@ -499,6 +499,10 @@ def tournament(
         typer.echo(f"seed sha256: {seed_sha256(cfg.seed)}")
         sys.stdout.flush()
     if cfg.format == "head-to-head":  # a file with format: head-to-head is a duel
+        if cfg.cluster:
+            typer.echo("error: a head-to-head test decides as its groups come in and runs on the local pool; "
+                       "leave out --cluster / cluster:", err=True)
+            raise typer.Exit(2)
         _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
         return
     try:
@@ -574,7 +578,7 @@ def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
         raise typer.Exit(2)
-    except (TournamentError, ClusterError) as e:
+    except TournamentError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
     if run.interrupted:
@@ -613,7 +617,7 @@ def table_cmd(
     if only and "series" in only and not series:
         raise typer.BadParameter("the series table needs --series N", param_hint="--table")
     if rebuild:
-        folders = [standings.tournament_folder(p) for p in paths]
+        folders = [results.tournament_folder(p) for p in paths]
         if not any(folders):
             raise typer.BadParameter("--rebuild works on tournament folders (holding manifest.json)", param_hint="--rebuild")
         from .tournament import TournamentError

@@ -24,7 +24,7 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 DB_FILE = "results.sqlite"
 SCHEMA_VERSION = 1
@@ -285,10 +285,6 @@ def record_log(con: sqlite3.Connection, folder: Path, path: Path, sha256: str | 
 
 def rebuild(folder) -> tuple[int, int, list[str]]:
     """Recreate ``folder``'s database from its logs (each one validated): (logs, partie, notes on logs left out)."""
-    from .log import read_log
-    from .standings import log_paths
-    from .validate import validate_file
-
     from .tournament import _FolderLock
 
     folder = Path(folder)
@@ -418,3 +414,95 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
         notes.append(f"{folder}: {changed} log(s) in {DB_FILE} are gone or changed since; "
                      f"`marias table --rebuild {folder}` recreates it from the logs")
     return notes
+
+
+# ------------------------------------------------------------------ where a table's summaries come from
+
+def tournament_folder(p) -> Path | None:
+    """The tournament folder ``p`` is (it holds a manifest) or whose ``logs/`` it is; else None."""
+    from .tournament import MANIFEST_FILE
+
+    p = Path(p)
+    if p.is_dir() and (p / MANIFEST_FILE).is_file():
+        return p
+    if p.is_dir() and (p.parent / MANIFEST_FILE).is_file() and p.resolve() == (p.parent / "logs").resolve():
+        return p.parent
+    return None
+
+
+@dataclass
+class Source:
+    """The partie summaries behind a table, streamed where they come from one results database."""
+
+    summaries: Iterable  # PartieSummary, in (log, partie) order
+    fps_of: dict[str, set]
+    partie: int
+    logs: int
+    deals: int
+    sandboxes: list[str]
+    notes: list[str]
+    close: Any = None
+
+
+def gather(paths: Iterable, *, use_db: bool = True) -> Source:
+    """The summaries of ``paths``: from a tournament folder's results database where it has one
+    (:mod:`referee.results`; a cheap check against the manifest's logs adds notes), else from its
+    logs (each validated, summarized as it is read and then dropped)."""
+    from .standings import _read_logs
+    from .tournament import read_manifest
+
+
+    notes: list[str] = []
+    dbs: list[Path] = []
+    plain: list[Path] = []
+    for p in paths:
+        folder = tournament_folder(p)
+        if use_db and folder is not None and db_path(folder).is_file():
+            if folder.resolve() not in {d.resolve() for d in dbs}:
+                dbs.append(folder)
+        else:
+            plain.append(Path(p))
+    sums: list = []
+    sandboxes: set[str] = set()
+    n_logs = 0
+    for path, records in _read_logs(plain, True, notes):
+        got = summaries_of_log(path, records, source=str(path))
+        sums.extend(got)
+        n_logs += 1
+        sandboxes.add(str(records[0].get("sandbox") or "none"))
+    fps_of: dict[str, set] = {}
+    for s in sums:
+        for n, fp in zip(s.bots, s.fingerprints):
+            fps_of.setdefault(n, set()).add(fp)
+    cons = []
+    n_partie, n_deals = len(sums), sum(s.deals for s in sums)
+    for folder in dbs:
+        con = connect(db_path(folder))
+        cons.append(con)
+        for n, fps in identities(con).items():
+            fps_of.setdefault(n, set()).update(fps)
+        p, d, modes, k = db_stats(con)
+        n_partie, n_deals, n_logs = n_partie + p, n_deals + d, n_logs + k
+        sandboxes.update(modes)
+        try:
+            m = read_manifest(folder)
+            named = [folder / u["log"] for u in m["units"] if isinstance(u, dict) and isinstance(u.get("log"), str)]
+            notes.extend(check_against_logs(con, folder, named))
+        except ValueError as e:
+            notes.append(str(e))
+
+    def close():
+        for c in cons:
+            c.close()
+
+    if not dbs:
+        sums.sort(key=lambda s: (s.source, s.partie))
+        stream: Iterable = sums
+    elif not sums and len(dbs) == 1:
+        stream = iter_summaries(cons[0], dbs[0])
+    else:
+        for con, folder in zip(cons, dbs):
+            sums.extend(iter_summaries(con, folder))
+        sums.sort(key=lambda s: (s.source, s.partie))
+        stream = sums
+    return Source(stream, fps_of, n_partie, n_logs, n_deals, sorted(sandboxes), notes, close)
