@@ -606,6 +606,48 @@ def bench_search(
     _print_bench(bench.search(positions=positions, seed=seed, partie=partie, ms=ms), as_json)
 
 
+@bench_app.command("table")
+def bench_table(
+    partie: int = typer.Option(100_000, min=6, help="Rows of the generated results database (partie)."),
+    bots: int = typer.Option(24, min=3, help="Bots of the generated season."),
+    keep: Optional[Path] = typer.Option(None, "--keep", file_okay=False, help="Write the generated tournament folder here (and keep it) instead of a temporary one."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """`marias table FOLDER --format json --series 10` on a generated results database of --partie synthetic, valid rows: its CPU seconds and peak memory (goal: 100,000 partie in <= 30 s and <= 300 MB)."""
+    from . import bench_ladder
+
+    _print_bench(bench_ladder.table(partie=partie, bots=bots, keep=keep), as_json)
+
+
+@bench_app.command("validate-memory")
+def bench_validate_memory(
+    deals: List[int] = typer.Option([1200, 12000], "--deals", help="Sizes of the generated logs in deals (repeatable; the last against the first)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Peak memory of `marias validate LOG` on generated logs of each --deals size: flat memory whatever the file size."""
+    from . import bench_ladder
+
+    if len(deals) < 2:
+        raise typer.BadParameter("give at least two sizes", param_hint="--deals")
+    _print_bench(bench_ladder.validate_memory(tuple(deals)), as_json)
+
+
+@bench_app.command("cluster")
+def bench_cluster(
+    bots: int = typer.Option(4, min=3, help="Bots in the round robin (4: 4 tables x 6 arrangements)."),
+    bot: str = typer.Option("random", "--bot", help="The built-in bot that fills the field: random or robot."),
+    partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
+    workers: int = typer.Option(2, min=1, help="Local pool concurrency, and Dask worker processes (one thread each)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """The same tournament on the local pool and on a Dask cluster on this machine (`dask scheduler` and `dask worker` processes on 127.0.0.1): units per second, and the coordinator's CPU per accepted unit."""
+    from . import bench_ladder
+
+    if bot not in ("random", "robot"):
+        raise typer.BadParameter("random or robot", param_hint="--bot")
+    _print_bench(bench_ladder.cluster(bots=bots, partie=partie, workers=workers, builtin=bot), as_json)
+
+
 def _print_bench(result: dict, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(result, indent=2))
@@ -647,9 +689,11 @@ def tournament(
     bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
     bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
     bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", help="Play on a Dask cluster: its scheduler's address, e.g. tcp://HOST:8786 (default: the configuration's cluster:, else the local pool). Bots must exist at the same path on every worker; the cluster must be private (TOURNAMENT.md, 'Running on a cluster')."),
 ):
-    """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel; resumable; prints the tables."""
+    """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel, locally or on a Dask cluster (--cluster); resumable; prints the tables."""
     from . import standings
+    from .cluster import ClusterError
     from .tournament import ConfigError, TournamentError, config_from_options, load_config, run_tournament
 
     if table_format not in standings.FORMATS:
@@ -663,7 +707,7 @@ def tournament(
             given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])
             if given:
                 typer.echo(f"error: with a configuration file, change {', '.join(given)} in the file "
-                           f"(only --concurrency, --out, --sandbox and --allow-changed-bots may be given with it)", err=True)
+                           f"(only --concurrency, --out, --sandbox, --cluster and --allow-changed-bots may be given with it)", err=True)
                 raise typer.Exit(2)
             cfg = load_config(config)
         else:
@@ -678,6 +722,11 @@ def tournament(
         cfg.concurrency = concurrency
     if out is not None:
         cfg.output = out
+    if cluster is not None:
+        from .tournament import CLUSTER_RE
+        if not CLUSTER_RE.match(cluster.strip()):
+            raise typer.BadParameter("a Dask scheduler's address such as tcp://HOST:8786", param_hint="--cluster")
+        cfg.cluster = cluster.strip()
     cfg.allow_changed_bots = allow_changed_bots
     cfg.sandbox = _sandbox_mode(sandbox or cfg.sandbox)  # resolved once here: the workers neither probe nor warn
     sign_key = _signing_key(sign) if sign is not None else None
@@ -686,6 +735,10 @@ def tournament(
         typer.echo(f"seed sha256: {seed_sha256(cfg.seed)}")
         sys.stdout.flush()
     if cfg.format == "head-to-head":  # a file with format: head-to-head is a duel
+        if cfg.cluster:
+            typer.echo("error: a head-to-head test decides as its groups come in and runs on the local pool; "
+                       "leave out --cluster / cluster:", err=True)
+            raise typer.Exit(2)
         _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
         return
     try:
@@ -694,7 +747,7 @@ def tournament(
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
         raise typer.Exit(2)
-    except TournamentError as e:
+    except (TournamentError, ClusterError) as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
     if run.interrupted:
@@ -784,9 +837,13 @@ def table_cmd(
     table_format: str = typer.Option("text", "--format", "-f", help=_TABLE_FORMAT_HELP),
     series: Optional[int] = typer.Option(None, "--series", min=1, max=MAX_SERIES, help="Add the series table (R10): each bot's N best partie."),
     only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, pairs, play, cross, series, rating (repeatable)."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Recreate each tournament folder's results database (results.sqlite) from its logs, validating every one, then print the tables from it."),
 ):
-    """Rebuild every table (standings, pairs, play, cross, series, rating) from complete, valid logs alone; a head-to-head folder gets its test's decision, LLR and groups."""
-    from . import standings
+    """Every table (standings, pairs, play, cross, series, rating) from complete, valid logs; a head-to-head folder gets its test's decision, LLR and groups.
+
+    A tournament folder with a results database (results.sqlite, written as each unit's log is
+    accepted) is read from the database, not its logs; --rebuild recreates it from the logs."""
+    from . import results, standings
 
     if table_format not in standings.FORMATS:
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
@@ -795,6 +852,20 @@ def table_cmd(
             raise typer.BadParameter(f"{name!r} is not one of {', '.join(standings.TABLE_NAMES)}", param_hint="--table")
     if only and "series" in only and not series:
         raise typer.BadParameter("the series table needs --series N", param_hint="--table")
+    if rebuild:
+        folders = [results.tournament_folder(p) for p in paths]
+        if not any(folders):
+            raise typer.BadParameter("--rebuild works on tournament folders (holding manifest.json)", param_hint="--rebuild")
+        from .tournament import TournamentError
+        for folder in dict.fromkeys(f for f in folders if f is not None):
+            try:
+                n_logs, n_partie, notes = results.rebuild(folder)
+            except TournamentError as e:
+                typer.echo(f"error: {e}; --rebuild waits until it ends", err=True)
+                raise typer.Exit(2)
+            for note in notes:
+                typer.echo(f"note: {note}", err=True)
+            typer.echo(f"{folder / results.DB_FILE}: rebuilt from {n_logs} valid log(s), {n_partie} partie", err=True)
     text, skipped, t = standings.report(paths, fmt=table_format, series=series, which=only or None)
     for note in skipped:
         typer.echo(f"note: {note}", err=True)

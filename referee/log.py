@@ -414,31 +414,61 @@ def loads_strict(text) -> object:
     return _strict_loads(text)
 
 
+def parse_line(n: int, raw, is_last: bool, ends_with_newline: bool) -> tuple[int, dict | None, str | None]:
+    """Parse one line (str or bytes, without its newline): see :func:`iter_lines`."""
+    try:
+        obj = loads_strict(raw)
+    except DuplicateKey as e:
+        return n, None, str(e)
+    except (ValueError, UnicodeDecodeError) as e:
+        if not raw.strip():
+            return n, None, "blank line"
+        if is_last and not ends_with_newline:
+            return n, None, f"truncated last line ({len(raw)} bytes, not complete JSON): the match stopped while writing"
+        return n, None, f"not JSON ({e.__class__.__name__}: {str(e)[:80]})"
+    if type(obj) is not dict:
+        return n, None, f"a log line is a JSON object, got {type(obj).__name__}"
+    return n, obj, None
+
+
 def parse_lines(lines: list, ends_with_newline: bool, start: int = 0, stop: int | None = None
                 ) -> Iterator[tuple[int, dict | None, str | None]]:
     """Parse ``lines[start:stop]``: see :func:`iter_lines`."""
     last = len(lines)
-    loads = loads_strict
     stop = last if stop is None else stop
     for n in range(start + 1, stop + 1):
-        raw = lines[n - 1]
-        try:
-            obj = loads(raw)
-        except DuplicateKey as e:
-            yield n, None, str(e)
-            continue
-        except (ValueError, UnicodeDecodeError) as e:
-            if not raw.strip():
-                yield n, None, "blank line"
-            elif n == last and not ends_with_newline:
-                yield n, None, f"truncated last line ({len(raw)} bytes, not complete JSON): the match stopped while writing"
+        yield parse_line(n, lines[n - 1], n == last, ends_with_newline)
+
+
+def stream_lines(path) -> Iterator[tuple[int, object, bool, bool]]:
+    """(line number, line, is_last, ends_with_newline) of a file read line by line (memory flat
+    whatever its size): the line as str where it is UTF-8, else bytes, without its newline.
+    Nothing for a file with no content but white space (as :func:`split_lines` gives no lines)."""
+    with open(path, "rb") as f:
+        prev = f.readline()
+        if not prev:
+            return
+        n = 0
+        blank = not prev.strip()
+        pending_blank: list = []  # a run of blank lines held until it is known not to be all the file
+        while prev:
+            nxt = f.readline()
+            ends = prev.endswith(b"\n")
+            raw = prev[:-1] if ends else prev
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                line = raw
+            n += 1
+            item = (n, line, not nxt, ends)
+            if blank and not raw.strip():
+                pending_blank.append(item)
             else:
-                yield n, None, f"not JSON ({e.__class__.__name__}: {str(e)[:80]})"
-            continue
-        if type(obj) is not dict:
-            yield n, None, f"a log line is a JSON object, got {type(obj).__name__}"
-            continue
-        yield n, obj, None
+                blank = False
+                yield from pending_blank
+                pending_blank = []
+                yield item
+            prev = nxt
 
 
 def iter_lines(path) -> Iterator[tuple[int, dict | None, str | None]]:

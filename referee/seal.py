@@ -137,28 +137,40 @@ def generate_key_pair(path) -> tuple[Path, Path, str]:
     return path, pub_path, public_key_text(key)
 
 
+class ChainCheck:
+    """The hash chain checked line by line (a log streamed, not held): feed each line with
+    :meth:`line`; :attr:`problems` collects (line number, problem) as :func:`chain_problems` does."""
+
+    def __init__(self):
+        self.prev = GENESIS
+        self.problems: list[tuple[int, str]] = []
+
+    def line(self, n: int, raw, is_last: bool, ends_with_newline: bool) -> None:
+        out = self.problems
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", "surrogateescape")
+        m = SEAL_TAIL.search(text)
+        if m is None:
+            if is_last and not ends_with_newline:
+                return
+            out.append((n, "the line carries no chain field at its end: it is not part of the sealed log"))
+            return
+        body = (text[:m.start()] + "}").encode("utf-8", "surrogateescape")
+        if chain_hash(self.prev, body) != m.group(1):
+            out.append((n, "the line's chain value does not follow from the previous line's and this line's "
+                           "content: a line was changed, inserted, removed or reordered here"))
+        if m.group(2) is not None and not is_last:
+            out.append((n, "a signature on a line that is not the last"))
+        self.prev = m.group(1)
+
+
 def chain_problems(lines: list, ends_with_newline: bool = True) -> list[tuple[int, str]]:
     """Check the hash chain over a log's lines (str or bytes, without newlines):
     (line number, problem) for each line that carries no chain field or whose chain
     value does not follow from the previous line's and its own content.  A changed
     line is named once (the next line is checked against the recorded value); a
     truncated last line is left to the reader's "truncated" report."""
-    out: list[tuple[int, str]] = []
-    prev = GENESIS
+    check = ChainCheck()
     last = len(lines)
     for n, raw in enumerate(lines, 1):
-        text = raw if isinstance(raw, str) else raw.decode("utf-8", "surrogateescape")
-        m = SEAL_TAIL.search(text)
-        if m is None:
-            if n == last and not ends_with_newline:
-                continue
-            out.append((n, "the line carries no chain field at its end: it is not part of the sealed log"))
-            continue
-        body = (text[:m.start()] + "}").encode("utf-8", "surrogateescape")
-        if chain_hash(prev, body) != m.group(1):
-            out.append((n, "the line's chain value does not follow from the previous line's and this line's "
-                           "content: a line was changed, inserted, removed or reordered here"))
-        if m.group(2) is not None and n != last:
-            out.append((n, "a signature on a line that is not the last"))
-        prev = m.group(1)
-    return out
+        check.line(n, raw, n == last, ends_with_newline)
+    return check.problems

@@ -28,7 +28,6 @@ from typing import Iterable
 
 from tabulate import tabulate
 
-from .actions import ActionError, parse_action
 from .stats import estimate, t975
 
 CONTRACT_KINDS = ("hra", "sedma", "sto", "betl", "durch", "proti")
@@ -155,14 +154,13 @@ def log_paths(paths: Iterable) -> tuple[list[Path], list[str]]:
     return files, notes
 
 
-def load(paths: Iterable, *, validate: bool = True) -> tuple[list[PartieRecord], list[str]]:
-    """The partie of every complete, valid log under ``paths`` (files or folders, searched for
-    ``*.jsonl``), and a note for each file left out (incomplete, invalid or not a log)."""
+def _read_logs(paths: Iterable, validate: bool, skipped: list[str]):
+    """(path, records) of every complete, valid log under ``paths``, once each; notes go to ``skipped``."""
     from .log import read_log
     from .validate import validate_file
 
-    parties: list[PartieRecord] = []
-    files, skipped = log_paths(paths)
+    files, notes = log_paths(paths)
+    skipped.extend(notes)
     seen: set[Path] = set()
     for path in files:
         real = path.resolve()
@@ -187,6 +185,15 @@ def load(paths: Iterable, *, validate: bool = True) -> tuple[list[PartieRecord],
         elif problems or records[-1].get("type") != "footer":
             skipped.append(f"{path}: incomplete; left out")
             continue
+        yield path, records
+
+
+def load(paths: Iterable, *, validate: bool = True) -> tuple[list[PartieRecord], list[str]]:
+    """The partie of every complete, valid log under ``paths`` (files or folders, searched for
+    ``*.jsonl``), and a note for each file left out (incomplete, invalid or not a log)."""
+    parties: list[PartieRecord] = []
+    skipped: list[str] = []
+    for path, records in _read_logs(paths, validate, skipped):
         parties.extend(records_from_log(path, records))
     parties.sort(key=lambda p: (p.source, p.partie))
     name_identities(parties)
@@ -283,22 +290,6 @@ def pair_flows(payments: list[int]) -> dict[tuple[int, int], int]:
     return flows
 
 
-def _component_outcome(components: list[dict], name: str) -> dict | None:
-    """The settled component a raise of ``name`` was about (a won hra may have become tiché sto)."""
-    for c in components:
-        if c["name"] == name:
-            return c
-    if name == "hra":
-        for c in components:
-            if c["name"] == "tiche-sto":
-                return c
-    return None
-
-
-def _side_won(c: dict, side: str) -> bool:
-    return c["won"] if c["owner"] == side else not c["won"]
-
-
 @dataclass
 class Tournament:
     """Every statistic of a set of partie."""
@@ -306,91 +297,90 @@ class Tournament:
     bots: dict[str, BotStats]
     cross: dict[str, dict[str, int]]  # cross[a][b]: groše a won from b
     met: dict[str, dict[str, int]]  # partie a and b played at one table
-    parties: list[PartieRecord]
+    parties: list  # Played, in order (the pairs and rating tables)
     head_to_head: list[dict] = field(default_factory=list)  # results of head-to-head folders (referee.duel)
 
 
-def compute(parties: list[PartieRecord]) -> Tournament:
+@dataclass(slots=True)
+class Played:
+    """What the pairs and rating tables keep of each partie: who sat where, the totals, the group."""
+
+    source: str
+    partie: int
+    bots: tuple
+    totals: list
+    group: tuple
+
+
+def compute(parties: Iterable, fps_of: dict[str, set] | None = None) -> Tournament:
+    """Every statistic of ``parties``: :class:`PartieRecord` (summarized here, deal by deal) or
+    :class:`referee.results.PartieSummary` (from the results database), read once in order.
+
+    ``fps_of`` (label -> fingerprints seen): rename each bot ``label@fingerprint`` where a label
+    stands for more than one fingerprint (as :func:`name_identities` does to loaded records), so
+    that a stream of summaries is aggregated without holding it."""
+    from .identity import short
+    from .results import PartieSummary, summarize
+
     bots: dict[str, BotStats] = {}
     cross: dict[str, dict[str, int]] = {}
     met: dict[str, dict[str, int]] = {}
+    played: list[Played] = []
+    names_cache: dict[tuple, tuple] = {}
+    group_cache: dict[tuple, tuple] = {}
     for p in parties:
-        st = [bots.setdefault(n, BotStats(n)) for n in p.bots]
-        for b, fp in zip(st, p.fingerprints):
+        s = p if isinstance(p, PartieSummary) else summarize(p)
+        names = s.bots
+        if fps_of is not None:
+            key = (s.bots, s.fingerprints)
+            names = names_cache.get(key)
+            if names is None:
+                names = names_cache[key] = tuple(f"{n}@{short(fp)}" if len(fps_of.get(n, ())) > 1 else n
+                                                 for n, fp in zip(s.bots, s.fingerprints))
+        st = [bots.get(n) or bots.setdefault(n, BotStats(n)) for n in names]
+        for b, fp in zip(st, s.fingerprints):
             b.fingerprint = b.fingerprint or fp
-        for a in p.bots:
-            for b in p.bots:
-                if a != b:
-                    cross.setdefault(a, {}).setdefault(b, 0)
-                    met.setdefault(a, {})[b] = met.get(a, {}).get(b, 0) + 1
-        for f in p.forfeits:  # R12.3: the remaining deals, settled as the forfeiting bot's faults
-            seat = f["seat"]
-            st[seat].forfeited_from.append(int(f["from_deal"]))
-            st[seat].forfeited_deals += int(f.get("deals") or 0)
-            for (payer, payee), g in pair_flows(list(f["payments"])).items():
-                cross[p.bots[payee]][p.bots[payer]] += g
-                cross[p.bots[payer]][p.bots[payee]] -= g
-        credit = place_credit(p.totals)
-        actor_wins = [0, 0, 0]
-        for d in p.deals:
-            res = d["result"]
-            pay = res["payments"]
-            for (payer, payee), g in pair_flows(pay).items():
-                cross[p.bots[payee]][p.bots[payer]] += g
-                cross[p.bots[payer]][p.bots[payee]] -= g
-            comps = res.get("components") or []
-            actor = res.get("actor")
-            for s in range(3):
-                st[s].deals += 1
-            if actor is not None and comps:
-                st[actor].actor += 1
-                if pay[actor] > 0:
-                    st[actor].actor_won += 1
-                    actor_wins[actor] += 1
-                hra_seen = any(c["name"] == "hra" for c in comps)
-                for c in comps:
-                    name = c["name"]
-                    if name in ("hra", "sedma", "sto", "betl", "durch") and c["owner"] == "actor":
-                        st[actor].contracts[name][0 if c["won"] else 1] += 1
-                    elif name == "tiche-sto" and not hra_seen and (d.get("contract") or "hra") in ("hra", "sedma"):
-                        st[actor].contracts["hra"][0 if _side_won(c, "actor") else 1] += 1
-                    elif name in ("sedma-proti", "sto-proti"):
-                        who = (d.get("proti") or {}).get(name.split("-")[0])
-                        if who is not None:
-                            st[int(who)].contracts["proti"][0 if c["won"] else 1] += 1
-            for dec in d.get("decisions") or []:
-                s = dec["seat"]
-                ms = dec.get("ms")
-                if ms is not None:
-                    st[s].decisions += 1
-                    st[s].ms_sum += ms
-                    st[s].ms_max = max(st[s].ms_max, ms)
-                if dec.get("decision") == "flek" and str(dec.get("action", "")).startswith("flek"):
-                    try:
-                        action = parse_action(dec["action"])
-                    except ActionError:
-                        continue
-                    side = "actor" if s == actor else "defence"
-                    for w in action.words:
-                        st[s].fleks_given += 1
-                        c = _component_outcome(comps, w)
-                        if c is not None and _side_won(c, side):
-                            st[s].fleks_won += 1
-            for f in d.get("faults") or []:
-                k = str(f.get("kind"))
-                fs = st[f["seat"]].faults
-                fs[k] = fs.get(k, 0) + 1
-        for s in range(3):
-            b = st[s]
+        for i in range(3):
+            for j in range(3):
+                if i != j:
+                    a, b = names[i], names[j]
+                    row = cross.setdefault(a, {})
+                    row[b] = row.get(b, 0) + s.won_from(i, j)
+                    m = met.setdefault(a, {})
+                    m[b] = m.get(b, 0) + 1
+        credit = place_credit(s.totals)
+        gkey = (tuple(sorted(names)), s.deck)
+        group = group_cache.get(gkey) or group_cache.setdefault(gkey, gkey)
+        for i in range(3):
+            b, x = st[i], s.seats[i]
+            b.deals += s.deals
+            b.actor += x.actor
+            b.actor_won += x.actor_won
+            for k, (w, l) in x.contracts.items():
+                c = b.contracts[k]
+                c[0] += w
+                c[1] += l
+            b.fleks_given += x.fleks_given
+            b.fleks_won += x.fleks_won
+            for k, v in x.faults.items():
+                b.faults[k] = b.faults.get(k, 0) + v
+            b.decisions += x.decisions
+            b.ms_sum += x.ms_sum
+            if x.decisions:
+                b.ms_max = max(b.ms_max, x.ms_max)
+            for from_deal, deals in x.forfeits:
+                b.forfeited_from.append(from_deal)
+                b.forfeited_deals += deals
             b.partie += 1
-            b.groše += p.totals[s]
-            b.partie_totals.append(p.totals[s])
-            b.actor_wins_by_partie.append(actor_wins[s])
-            b.groups.setdefault(p.group, []).append(p.totals[s])
-            for i in range(3):
-                b.place_credit[i] += credit[s][i]
-            b.place_sum += sum((i + 1) * credit[s][i] for i in range(3))
-    return Tournament(bots, cross, met, parties)
+            b.groše += s.totals[i]
+            b.partie_totals.append(s.totals[i])
+            b.actor_wins_by_partie.append(x.actor_won)
+            b.groups.setdefault(group, []).append(s.totals[i])
+            for k in range(3):
+                b.place_credit[k] += credit[i][k]
+            b.place_sum += sum((k + 1) * credit[i][k] for k in range(3))
+        played.append(Played(s.source, s.partie, names, s.totals, group))
+    return Tournament(bots, cross, met, played)
 
 
 # ------------------------------------------------------------------ tables (rows for tabulate)
@@ -633,15 +623,6 @@ def render(tables: dict[str, list[dict]], fmt: str = "text", *, series: int | No
     return text
 
 
-def _sandbox_of(source: str) -> str:
-    """How the bots of a log ran: its header's ``sandbox`` (``none`` where the header has none)."""
-    try:
-        with open(source, encoding="utf-8") as f:
-            return str(json.loads(f.readline()).get("sandbox") or "none")
-    except (OSError, ValueError, AttributeError):
-        return "none"
-
-
 def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
            which: Iterable[str] | None = None) -> tuple[str, list[str], Tournament]:
     """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics).
@@ -662,13 +643,18 @@ def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
         if fmt == "json" and len(results) > 1:
             return json.dumps({"head-to-head": results}, indent=2, ensure_ascii=False), [], t
         return "\n".join(sections), [], t
-    parties, skipped = load(paths)
-    t = compute(parties)
+    from .results import gather
+
+    src = gather(paths)
+    try:
+        t = compute(src.summaries, src.fps_of)
+    finally:
+        src.close()
+    skipped = src.notes
     t.head_to_head = results
     tables = build(t, series=series, which=which, split=fmt in ("csv", "json"))
-    n_logs = len({p.source for p in parties})
-    footer = f"{len(parties)} partie from {n_logs} log(s), {sum(len(p.deals) for p in parties)} deals"
-    footer += f"; sandbox: {', '.join(sorted({_sandbox_of(s) for s in {p.source for p in parties}})) or '-'}"
+    footer = f"{src.partie} partie from {src.logs} log(s), {src.deals} deals"
+    footer += f"; sandbox: {', '.join(src.sandboxes) or '-'}"
     text = render(tables, fmt, series=series, footer=footer)
     if sections and fmt == "json":
         body = json.loads(text)

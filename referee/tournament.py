@@ -40,6 +40,7 @@ from .identity import NAME_RE, IdentityError, missing_paths
 from .match import BUILTIN_BOTS, BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
 from .sandbox import MODES as SANDBOX_MODES, SandboxLimits
 from .pool import Outcome, Pool, Task
+from . import results
 
 FORMATS = ("round-robin", "gauntlet", "head-to-head")
 HEAD_TO_HEAD = "head-to-head"  # two bots, each deck in the six 2+1 seatings, an SPRT decides (referee/duel.py)
@@ -60,7 +61,7 @@ INVALID_DIR = "invalid"  # logs that finished but did not validate (a referee bu
 LOCK_FILE = ".lock"
 
 TOP_KEYS = ("name", "seed", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
-            "concurrency", "output", "bots", "sprt", "sandbox", "bot_limits")
+            "concurrency", "output", "bots", "sprt", "sandbox", "bot_limits", "cluster")
 BOT_LIMIT_KEYS = ("memory_mb", "processes", "cpu_s", "file_mb")  # referee/sandbox.py SandboxLimits
 BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms", *BOT_LIMIT_KEYS, "workdir")
 TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
@@ -71,6 +72,7 @@ SPRT_DEFAULTS = {"h0": 0.0, "h1": 10.0, "alpha": 0.05, "beta": 0.05, "max_groups
 
 #: Decisions a deal can ask of the three players, at most (bids, talon, fleks, 30 plays), for the wall-clock limit.
 MAX_DECISIONS_PER_DEAL = 100
+CLUSTER_RE = __import__("re").compile(r"^(tcp|tls|inproc|ucx|ws|wss)://\S+$")
 UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
 
 
@@ -156,6 +158,7 @@ class TournamentConfig:
     sandbox: str = "auto"  # auto | bwrap | required | none (referee/sandbox.py)
     bot_limits: SandboxLimits = field(default_factory=SandboxLimits)  # every bot's, unless its own keys say
     allow_changed_bots: bool = False  # a resume accepts bots whose fingerprint changed
+    cluster: str | None = None  # a Dask scheduler's address (tcp://HOST:8786): play there (referee/cluster.py)
     seed_drawn: bool = False  # the seed was drawn at random by this run
     _fingerprints: dict[str, str] | None = field(default=None, repr=False)
 
@@ -322,6 +325,13 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
     fl = c.section(data, "faults", FAULT_KEYS)
     cfg.max_faults = c.integer(fl, ("faults", "max_faults"), 3, minimum=1, maximum=MAX_FAULTS)
     cfg.sandbox = c.choice(data, ("sandbox",), SANDBOX_MODES, "auto")
+    cl = data.get("cluster")
+    if cl is not None:
+        if not isinstance(cl, str) or not CLUSTER_RE.match(cl.strip()):
+            c.err(("cluster",), f"a Dask scheduler's address such as tcp://HOST:8786 (tcp://, tls:// or inproc://), "
+                                f"got {cl!r}")
+        else:
+            cfg.cluster = cl.strip()
     bl = c.section(data, "bot_limits", BOT_LIMIT_KEYS)
     default_limits = SandboxLimits()
     cfg.bot_limits = SandboxLimits(**{k: c.integer(bl, ("bot_limits", k), getattr(default_limits, k), minimum=1)
@@ -1109,6 +1119,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
             progress.message(f"seed {cfg.seed} ({how}; kept in {out / STATE_FILE})")
         done_log = journal(out)
         pending: list[Unit] = []
+        accepted: dict[str, str] = {}  # log (relative to out) -> its SHA-256: what the results database may hold
         try:
             for u in units:
                 path = unit_log(out, u)
@@ -1120,6 +1131,8 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
                 else:
                     why = check_unit_log(path, u)  # not on record: the full check
                 if why is None:
+                    on_record = entry and entry.get("status") == "done" and entry.get("sha256")
+                    accepted[f"{LOGS_DIR}/{path.name}"] = entry["sha256"] if on_record else file_sha256(path)
                     progress.done += 1
                     t = _log_totals(path)
                     if t:
@@ -1136,11 +1149,18 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
             return TournamentRun(cfg, state, len(units), progress.done, 0, [], True, time.perf_counter() - t0)
         progress.start_done = progress.done
         done_before = progress.done
+        db = results.connect(results.db_path(out), create=True)
+        kept, stored = results.resync(db, out, accepted)  # rows only for logs that exist with the same hash
+        if stored and state == "resume" and stream is not None:
+            progress.message(f"{results.DB_FILE}: {stored} accepted log(s) summarized into it now, {kept} kept")
         if state == "resume" and stream is not None:
             progress.message(f"resuming {out}: {done_before} of {len(units)} partie already played")
         completed: set[str] = set()
-        played, failed, interrupted = _play_units(cfg, pending, logs, progress, completed.add,
-                                                  close_fds=(lock.f.fileno(),), sign_key=sign_key)
+        try:
+            played, failed, interrupted = _play_units(cfg, pending, logs, progress, completed.add,
+                                                      close_fds=(lock.f.fileno(),), sign_key=sign_key, db=db)
+        finally:
+            db.close()
         progress.finish()
         for u in pending:  # whatever was cut short leaves nothing behind (its log, its bots' stderr)
             if u.id not in completed:
@@ -1149,8 +1169,8 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
 
 
 def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
-                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None
-                ) -> tuple[int, list[tuple[str, str]], bool]:
+                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None,
+                db=None) -> tuple[int, list[tuple[str, str]], bool]:
     """Play ``pending`` in a :class:`referee.pool.Pool`: each unit in its own worker under a watchdog,
     a failed unit tried once more, the others going on whatever one unit's bots do."""
     if not pending:
@@ -1192,6 +1212,8 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
             return
         _journal_add(out, {"id": unit.id, "status": "done", "sha256": res["sha256"], "totals": res["totals"],
                            "names": res["names"], "attempts": o.attempts})
+        if db is not None:  # after the journal: a crash between the two is mended by the next run's resync
+            results.record_log(db, out, path, res["sha256"])
         played += 1
         progress.done += 1
         progress.add(res["names"], res["totals"])
@@ -1204,16 +1226,40 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         remove_unit_files(out, by_id[o.key])
         progress.message(f"{o.key}: {o.describe()}; trying it once more")
 
-    tasks = []
-    for u in pending:
+    def task_of(u: Unit) -> Task:
         job = unit_job(cfg, u, logs, sign_key)
-        tasks.append(Task(u.id, job, unit_wall_seconds(cfg, u), u.seats, tuple(tuple(s.argv) for s in job["specs"])))
-    workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
-    pool = Pool(play_unit, workers, retries=1, close_fds=close_fds)
+        return Task(u.id, job, unit_wall_seconds(cfg, u), u.seats, tuple(tuple(s.argv) for s in job["specs"]))
+
+    def from_cluster(unit: Unit, entry: dict) -> None:
+        """A unit played and validated on a worker: its log written here, then checked and accepted as a local one."""
+        path = unit_log(out, unit)
+        for name, data in entry["files"].items():  # its bots' stderr
+            if "/" not in name and name.startswith(f"{unit.id}."):
+                (logs / name).write_bytes(data)
+        part = path.with_name(path.name + ".part")
+        with open(part, "wb") as f:
+            f.write(entry["log"])
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(part, path)
+        on_outcome(Outcome(unit.id, "ok", entry["result"], attempts=entry["attempts"], seconds=entry["seconds"]))
+
     signal.signal(signal.SIGTERM, on_term)
     try:
         progress.show(force=True)
-        pool.run(tasks, on_outcome, on_retry, on_tick=progress.show)
+        if cfg.cluster:
+            from .cluster import run_groups
+
+            def jobs_of(group: list[Unit]):
+                ts = [task_of(u) for u in group]
+                return [t.job for t in ts], [t.wall_s for t in ts], [t.seats for t in ts], [t.argvs for t in ts]
+
+            run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, on_tick=progress.show)
+        else:
+            tasks = [task_of(u) for u in pending]
+            workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
+            pool = Pool(play_unit, workers, retries=1, close_fds=close_fds)
+            pool.run(tasks, on_outcome, on_retry, on_tick=progress.show)
     except KeyboardInterrupt:
         interrupted = True
         progress.message("stopping: the partie in progress are abandoned (run the same command again to finish)")

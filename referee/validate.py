@@ -20,6 +20,7 @@ checked for information leaks (:mod:`referee.leaks`).
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -27,10 +28,10 @@ from pathlib import Path
 
 from .cards import CARDS, Card
 from .evidence import DecisionTimes, Forfeits, SeedEvidence, signature_problems
-from .log import FORMAT, FORMAT_VERSION, dealt_hands, parse_lines, split_lines
+from .log import FORMAT, FORMAT_VERSION, dealt_hands, parse_line, parse_lines, split_lines, stream_lines
 from .partie import CUT_RANGE, forhont_of, places
 from .replay import _short, compare, replay_record
-from .seal import chain_problems, load_public_key
+from .seal import ChainCheck, chain_problems, load_public_key
 
 _BY_CODE = {str(c): c for c in CARDS}
 
@@ -159,14 +160,16 @@ class _FileCheck:
         header_seen = False
         last_line = 0
         early: list[tuple[int, str]] = []  # unreadable lines before the first record
+        chain = ChainCheck()
+        lines = stream_lines(self.path)
         try:
-            lines, ends = split_lines(self.path)
+            first = next(lines, None)  # opens the file
         except OSError as e:
             self.add(0, "format", f"cannot read the file: {e.strerror or e}")
             return self.report
-        seal = chain_problems(lines, ends) if lines else []
-        parsed = parse_lines(lines, ends) if lines else [(1, None, "empty file: no header, not a marias log")]
-        for n, rec, problem in parsed:
+        parsed = self._parsed(chain, itertools.chain([first], lines)) if first is not None else \
+            [(1, None, "empty file: no header, not a marias log")]
+        for n, rec, problem in parsed:  # the file is streamed: memory stays flat whatever its size
             last_line = n
             if rec is None:
                 if header_seen:
@@ -200,9 +203,16 @@ class _FileCheck:
             where = f"stopped in partie {self.partie}" if self.partie is not None else f"stopped after partie {self.last_partie}"
             self.add(last_line, "incomplete",
                      f"{self.report.deals} complete deals, {where} (no footer: the match did not finish; not a result)")
-        self.add_seal(seal)
+        self.add_seal(chain.problems)
         self.problems.sort(key=lambda q: q.line)
         return self.report
+
+    @staticmethod
+    def _parsed(chain: ChainCheck, lines):
+        """Parse streamed lines, checking the chain on the way."""
+        for n, raw, is_last, ends in lines:
+            chain.line(n, raw, is_last, ends)
+            yield parse_line(n, raw, is_last, ends)
 
     def add_seal(self, seal: list[tuple[int, str]]) -> None:
         """The hash chain's problems (after the line's own, at the same line)."""
