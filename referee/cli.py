@@ -123,6 +123,23 @@ _SANDBOX_HELP = ("Bot sandbox (protocol/PROTOCOL.md): auto = bubblewrap where it
                  "bwrap (or required) = refuse to start without it; none = bots run unisolated.")
 
 
+def _decks(deck: Optional[Path], partie: int):
+    """The starting decks of ``--deck`` (one per partie), or None; a clear error (exit 2) otherwise."""
+    from .match import load_decks
+
+    if deck is None:
+        return None
+    try:
+        decks = load_decks(deck)
+    except (OSError, ValueError) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2)
+    if len(decks) < partie:
+        typer.echo(f"error: {deck} holds {len(decks)} deck(s) but --partie is {partie}", err=True)
+        raise typer.Exit(2)
+    return decks
+
+
 def _sandbox_mode(mode: str) -> str:
     """The sandbox mode to run with ("bwrap" or "none"), said at start; exits 2 where it is required but missing."""
     from .sandbox import MODES, SandboxUnavailable, limits_report, resolve_mode
@@ -179,7 +196,7 @@ def match(
 
     from .identity import IdentityError
     from .log import reserve_log_path, safe_name
-    from .match import BotSpec, FaultPolicy, Limits, MatchConfig, load_decks, run_match
+    from .match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
     from .partie import new_seed, seed_sha256
     from .preflight import check_bots_apart
 
@@ -213,16 +230,7 @@ def match(
     except IdentityError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
-    decks = None
-    if deck is not None:
-        try:
-            decks = load_decks(deck)
-        except (OSError, ValueError) as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2)
-        if len(decks) < partie:
-            typer.echo(f"error: {deck} holds {len(decks)} deck(s) but --partie is {partie}", err=True)
-            raise typer.Exit(2)
+    decks = _decks(deck, partie)
     log_path = None
     commitment = seed_sha256(seed)
     if log is not None:
@@ -378,21 +386,11 @@ def play(
     Choose by number, or type a card (Kh), a word (dobra, spatna, flek, betl 7h 8h) or the
     protocol's action text; ? shows the position again; quit or Ctrl-C stops (the log is then
     incomplete, never a result)."""
-    from .match import load_decks
     from .play import run_play
 
     if len(bot) != 2:
         raise typer.BadParameter(f"give exactly two bots (the other seats), got {len(bot)}", param_hint="--bot")
-    decks = None
-    if deck is not None:
-        try:
-            decks = load_decks(deck)
-        except (OSError, ValueError) as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2)
-        if len(decks) < partie:
-            typer.echo(f"error: {deck} holds {len(decks)} deck(s) but --partie is {partie}", err=True)
-            raise typer.Exit(2)
+    decks = _decks(deck, partie)
     try:
         outcome = run_play(list(bot), seat=seat, partie=partie, seed=seed, decks=decks, log_dir=log,
                            move_ms=move_time, bot_move_ms=bot_time, plain=plain)

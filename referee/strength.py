@@ -156,44 +156,21 @@ def _run_in_process(names: Sequence[str], partie: int, seed: int | str, permutat
     if make is None:
         import bots
         make = bots.make
-    seats_list = seatings(permutations)
-    k = len(seats_list)
-    decks = max(1, math.ceil(partie / k))
-    totals = [0, 0, 0]
-    per_partie: list[list[int]] = [[], [], []]
-    deck_means: list[list[float]] = [[], [], []]
-    places: list[list[float]] = [[], [], []]
-    firsts = [0, 0, 0]
-    decisions = [0, 0, 0]
-    seconds = [0.0, 0.0, 0.0]
-    for d in range(decks):
-        deck_seed = partie_seed(f"strength:{seed}:{d}", 1)  # the deck and cuts a match of that seed plays
-        deck_scores: list[list[int]] = [[], [], []]
-        for r, seating in enumerate(seats_list):
-            # seating[seat] = entry sitting there
-            timed = [_Timed(make(names[e], f"{seed}:{d}:{r}:{e}")) for e in seating]
-            p = play_partie(timed, seed=deck_seed)
-            tot = p.totals()
-            pl = p.places()
-            for seat, e in enumerate(seating):
-                totals[e] += tot[seat]
-                per_partie[e].append(tot[seat])
-                deck_scores[e].append(tot[seat])
-                places[e].append(pl[seat])
-                if pl[seat] == 1.0:
-                    firsts[e] += 1
-                decisions[e] += timed[seat].decisions
-                seconds[e] += timed[seat].seconds
-        for e in range(3):
-            deck_means[e].append(statistics.fmean(deck_scores[e]))
-    return _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds)
+
+    def play(match_seed: str, seating, bot_seed: str):
+        # seating[seat] = entry sitting there
+        timed = [_Timed(make(names[e], f"{bot_seed}:{e}")) for e in seating]
+        p = play_partie(timed, seed=partie_seed(match_seed, 1))  # the deck and cuts a match of that seed plays
+        return p.totals(), p.places(), [(t.decisions, t.seconds, 0) for t in timed]
+
+    report, _ = _tally(list(names), partie, seed, permutations, play)
+    return report
 
 
-def _run_programs(entries: list[tuple[str, str]], partie: int, seed: int | str, permutations: bool,
-                  move_ms: int, startup_ms: int) -> dict:
-    """The same report, every entry a program under the referee."""
-    from .match import BotSpec, Limits, MatchConfig, run_match
-
+def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, play) -> tuple[dict, list[int]]:
+    """Every deck (about ``partie`` partie, rounded up to whole decks) in every seating of
+    :func:`seatings`; ``play(match_seed, seating, bot_seed)`` plays one partie and returns its
+    totals, places and per seat (decisions, seconds, faults).  The report and the faults per entry."""
     seats_list = seatings(permutations)
     k = len(seats_list)
     decks = max(1, math.ceil(partie / k))
@@ -205,19 +182,11 @@ def _run_programs(entries: list[tuple[str, str]], partie: int, seed: int | str, 
     decisions = [0, 0, 0]
     seconds = [0.0, 0.0, 0.0]
     faults = [0, 0, 0]
-    names = [label for label, _ in entries]
     for d in range(decks):
-        deck_seed = f"strength:{seed}:{d}"  # partie 1 of this match seed: one deck and its cuts for every seating
+        match_seed = f"strength:{seed}:{d}"  # one deck and its cuts for every seating
         deck_scores: list[list[int]] = [[], [], []]
         for r, seating in enumerate(seats_list):
-            specs = []
-            for e in seating:
-                spec = BotSpec.parse(entries[e][1], seed=f"{seed}:{d}:{r}:{e}")
-                spec.label = names[e]
-                specs.append(spec)
-            result = run_match(MatchConfig(bots=specs, partie=1, seed=deck_seed,
-                                           limits=Limits(move_ms=move_ms, startup_ms=startup_ms)))
-            tot, pl = result.partie_totals[0], result.partie_places[0]
+            tot, pl, seat_stats = play(match_seed, seating, f"{seed}:{d}:{r}")
             for seat, e in enumerate(seating):
                 totals[e] += tot[seat]
                 per_partie[e].append(tot[seat])
@@ -225,14 +194,35 @@ def _run_programs(entries: list[tuple[str, str]], partie: int, seed: int | str, 
                 places[e].append(pl[seat])
                 if pl[seat] == 1.0:
                     firsts[e] += 1
-                st = result.stats[seat]
-                decisions[e] += st.decisions
-                seconds[e] += st.total_ms / 1000
-                faults[e] += sum(st.faults.values())
+                n, secs, f = seat_stats[seat]
+                decisions[e] += n
+                seconds[e] += secs
+                faults[e] += f
         for e in range(3):
             deck_means[e].append(statistics.fmean(deck_scores[e]))
-    report = _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts,
-                     decisions, seconds)
+    return _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts,
+                   decisions, seconds), faults
+
+
+def _run_programs(entries: list[tuple[str, str]], partie: int, seed: int | str, permutations: bool,
+                  move_ms: int, startup_ms: int) -> dict:
+    """The same report, every entry a program under the referee."""
+    from .match import BotSpec, Limits, MatchConfig, run_match
+
+    names = [label for label, _ in entries]
+
+    def play(match_seed: str, seating, bot_seed: str):
+        specs = []
+        for e in seating:
+            spec = BotSpec.parse(entries[e][1], seed=f"{bot_seed}:{e}")
+            spec.label = names[e]
+            specs.append(spec)
+        result = run_match(MatchConfig(bots=specs, partie=1, seed=match_seed,
+                                       limits=Limits(move_ms=move_ms, startup_ms=startup_ms)))
+        stats = [(st.decisions, st.total_ms / 1000, sum(st.faults.values())) for st in result.stats]
+        return result.partie_totals[0], result.partie_places[0], stats
+
+    report, faults = _tally(names, partie, seed, permutations, play)
     report["programs"] = True
     for row, n in zip(report["results"], faults):
         row["faults"] = n
