@@ -25,6 +25,7 @@ that seat's bot as the one most likely responsible.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import pickle
@@ -34,7 +35,6 @@ import struct
 import time
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 PHASE_IDLE, PHASE_HELLO, PHASE_REQUEST = 0, 1, 2
@@ -153,10 +153,8 @@ def kill_groups(pids: list[tuple[int, int]]) -> None:
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
 
 
 # ------------------------------------------------------------------ the worker side
@@ -274,21 +272,15 @@ def _worker_main(target: Callable[[Any], Any], job: Any, wfd: int, shared: Share
     code = 0
     try:
         for fd in close_fds:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
-        try:
+        with contextlib.suppress(OSError):
             os.setpgid(0, 0)  # its own process group: a bot that signals "its" group hits no one else
-        except OSError:
-            pass
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, _on_sigterm)
-        try:
+        with contextlib.suppress(OSError, AttributeError):
             import ctypes
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
         if os.getppid() != parent_pid:
             os._exit(143)
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True, name="marias-parent-watch").start()
@@ -515,24 +507,20 @@ class Pool:
         if r.eof:
             return
         r.eof = True
-        try:
+        with contextlib.suppress(KeyError, ValueError):
             self.sel.unregister(r.rfd)
-        except (KeyError, ValueError):
-            pass
         os.close(r.rfd)
 
     def _end(self, r: _Running, force: bool = False) -> None:
         if r.status is not None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             if force or r.term_sent is not None:
                 os.kill(r.pid, signal.SIGKILL)
             else:
                 os.kill(r.pid, signal.SIGTERM)
                 os.kill(r.pid, signal.SIGCONT)
                 r.term_sent = time.monotonic()
-        except ProcessLookupError:
-            pass
         if force:
             kill_groups(r.shared.pids())
 
@@ -567,11 +555,9 @@ class Pool:
         """End every running worker: SIGTERM (each closes its bots), then SIGKILL; reap them."""
         for r in self.running.values():
             if r.status is None:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(r.pid, signal.SIGTERM)
                     os.kill(r.pid, signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
         deadline = time.monotonic() + wait_s
         for r in list(self.running.values()):
             while r.status is None:
@@ -583,14 +569,10 @@ class Pool:
                     r.status = status
                     break
                 if time.monotonic() > deadline:
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.kill(r.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                    try:
+                    with contextlib.suppress(ChildProcessError):
                         os.waitpid(r.pid, 0)
-                    except ChildProcessError:
-                        pass
                     break
                 time.sleep(0.05)
             kill_groups(r.shared.pids())

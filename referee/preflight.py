@@ -16,6 +16,7 @@ group afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -147,10 +148,8 @@ class _Probe:
             return
         self.deadline = time.monotonic() + self.limits["startup_ms"] / 1000
         line = json.dumps(M.hello(__version__, self.limits), separators=(",", ":"), ensure_ascii=False) + "\n"
-        try:
+        with contextlib.suppress(OSError):  # it died already: seen as no answer below
             os.write(self.proc.stdin.fileno(), line.encode())  # os.write: a pool worker notes who is starting
-        except OSError:
-            pass  # it died already: seen as no answer below
         os.set_blocking(self.proc.stdout.fileno(), False)
 
     def on_readable(self) -> bool:
@@ -199,28 +198,18 @@ class _Probe:
         if self.proc is None:
             self.err.close()
             return
-        try:
+        with contextlib.suppress(OSError):
             if self.answer is not None:
                 self.proc.stdin.write(b'{"type":"bye"}\n')
-        except OSError:
-            pass
         for f in (self.proc.stdin, self.proc.stdout):
-            try:
+            with contextlib.suppress(OSError):
                 f.close()
-            except OSError:
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(0.5 if self.answer is not None else 0)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # the whole group: whatever the bot started
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
         self.cleanup()  # the sandbox's leftovers: whatever the bot started, its cgroup and folder
 
     def stderr_tail(self) -> str:
