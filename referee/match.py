@@ -17,11 +17,9 @@ at a time, and one ``poll()`` waits for it while serving every bot's stderr and 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shlex
-import shutil
 import sys
 import tempfile
 import time

@@ -98,7 +98,7 @@ def labels(names: Sequence[str]) -> list[str]:
 
 def parse_entry(value: str) -> tuple[str, str]:
     """``(label, command)`` of an entry: ``robot``, ``random:3``, ``NAME=COMMAND`` or a command line."""
-    from .tournament import NAME_RE
+    from .identity import NAME_RE
 
     name, eq, command = value.partition("=")
     if eq and NAME_RE.match(name.strip()) and command.strip():
