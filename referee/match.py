@@ -480,7 +480,7 @@ class Referee:
             sp = p.spec
             own = workdirs[p.seat]
             others = [w for w in workdirs.values() if w and w != own]
-            show = builtin_bot_folders() if sp.builtin else ()
+            show = shown_folders(sp)
             limits = cfg.sandbox_limits.merged(memory_mb=sp.memory_mb, processes=sp.processes, cpu_s=sp.cpu_s, file_mb=sp.file_mb)
             p.sandbox = SandboxConfig(self.sandbox, limits, own, tuple(outputs + others), show)
 
@@ -643,6 +643,19 @@ def builtin_bot_folders() -> tuple[str, ...]:
     import bots
     import protocol
     return tuple(str(Path(m.__file__).resolve().parent) for m in (bots, protocol, sys.modules[__package__]))
+
+
+def sdk_folders() -> tuple[str, ...]:
+    """The Python bot SDK's package folder (``protocol``, public code), shown read-only to every bot:
+    a bot written with ``protocol.sdk`` imports it from wherever marias is installed, also from an
+    editable checkout under a hidden folder such as /home or /tmp."""
+    import protocol
+    return (str(Path(protocol.__file__).resolve().parent),)
+
+
+def shown_folders(spec: BotSpec) -> tuple[str, ...]:
+    """What the sandbox shows a bot beyond its command's own paths (:mod:`referee.sandbox`)."""
+    return builtin_bot_folders() if spec.builtin else sdk_folders()
 
 
 def _rule_broken(deal: Deal, f: BotFault) -> str | None:

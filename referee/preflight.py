@@ -85,12 +85,12 @@ def bot_sandbox(spec: "BotSpec", sandbox: "SandboxConfig | None") -> "SandboxCon
         return None
     from dataclasses import replace
 
-    from .match import builtin_bot_folders
+    from .match import shown_folders
 
     limits = sandbox.limits.merged(memory_mb=spec.memory_mb, processes=spec.processes, cpu_s=spec.cpu_s,
                                    file_mb=spec.file_mb)
     workdir = os.path.abspath(os.path.join(spec.cwd or ".", spec.workdir)) if spec.workdir else None
-    return replace(sandbox, limits=limits, workdir=workdir, show=builtin_bot_folders() if spec.builtin else ())
+    return replace(sandbox, limits=limits, workdir=workdir, show=shown_folders(spec))
 
 
 def launch(spec: "BotSpec", stderr, sandbox: "SandboxConfig | None" = None):
