@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from referee.cards import ACE, BETL_ORDER, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_MASKS, TEN, TRUMP_ORDER
 
+from .robot_info import cards_of
 from .search_settle import hl_add, hl_unpack, nb_settle, trump_settle
 
 POINTS = tuple(10 if (c & 7) in (TEN, ACE) else 0 for c in range(32))
@@ -275,7 +276,7 @@ class Solver:
                 budget.used += self.nodes - start
         # every card takes the value of its representative
         out = {}
-        for c in _bits(legal):
+        for c in cards_of(legal):
             out[c] = values[self._rep_of(c, reps, legal, hand, present)]
         return out
 
@@ -504,14 +505,6 @@ class Solver:
         keyed.sort()
         return [c for _k, c in keyed]
 
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def game_of_deal(deal) -> Game:

@@ -140,6 +140,16 @@ def _decks(deck: Optional[Path], partie: int):
     return decks
 
 
+def _exit_on_failed_units(failed: list[tuple[str, str]]) -> None:
+    """Name every unit that failed (it is not counted) and exit 1; nothing when none failed."""
+    if not failed:
+        return
+    for uid, why in failed:
+        typer.echo(f"failed: {uid}: {why}", err=True)
+    typer.echo(f"{len(failed)} partie failed and are not counted; run the same command again to retry them.", err=True)
+    raise typer.Exit(1)
+
+
 def _sandbox_mode(mode: str) -> str:
     """The sandbox mode to run with ("bwrap" or "none"), said at start; exits 2 where it is required but missing."""
     from .sandbox import MODES, SandboxUnavailable, limits_report, resolve_mode
@@ -757,11 +767,7 @@ def tournament(
     typer.echo(text)
     for note in skipped:
         typer.echo(f"note: {note}", err=True)
-    if run.failed:
-        for uid, why in run.failed:
-            typer.echo(f"failed: {uid}: {why}", err=True)
-        typer.echo(f"{len(run.failed)} partie failed and are not counted; run the same command again to retry them.", err=True)
-        raise typer.Exit(1)
+    _exit_on_failed_units(run.failed)
     if not quiet:
         typer.echo(f"{run.units} partie ({run.played} played now) in {cfg.output}; logs in {run.logs}", err=True)
 
@@ -819,11 +825,7 @@ def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
         typer.echo(f"stopped: {run.test.n} group(s) counted; run the same command (or add --resume) to continue the test.", err=True)
         raise typer.Exit(130)
     typer.echo(duel_mod.render(run.result, table_format))
-    if run.failed:
-        for uid, why in run.failed:
-            typer.echo(f"failed: {uid}: {why}", err=True)
-        typer.echo(f"{len(run.failed)} partie failed and are not counted; run the same command again to retry them.", err=True)
-        raise typer.Exit(1)
+    _exit_on_failed_units(run.failed)
     if not quiet:
         typer.echo(f"{run.test.n} group(s) ({run.played} partie played now) in {cfg.output}; "
                    f"`marias table {cfg.output}` prints this again from the logs", err=True)
