@@ -188,7 +188,8 @@ def test_kill_9_resumes_the_same_test(tmp_path):
     out = tmp_path / "d"
     # the bots as commands (NAME=COMMAND) carrying a marker, so that no leftover process can hide
     args = ["duel", f"rob=python -m bots robot --seed {marker}", f"rnd=python -m bots random --seed {marker}",
-            "--max-groups", "12", "-j", "2", "--out", str(out), "--format", "json"]
+            "--max-groups", "40", "-j", "2", "--seed", "k9", "--out", str(out), "--format", "json"]
+    # (a fixed deck seed, and a cap far above the ~10-15 groups a +360 groše gap needs: a decision is reached)
     proc = subprocess.Popen([sys.executable, "-m", "referee.cli", *args, "-q"], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 180
