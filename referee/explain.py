@@ -54,11 +54,16 @@ def shorten(text: str, limit: int = EVIDENCE_CHARS) -> str:
     return text[:limit] + f"… ({len(text)} chars)"
 
 
-def printable(text: str) -> str:
-    """Control characters (escape sequences, newlines) shown as ``\\x1b``, ``\\n``, …, never sent raw."""
+def printable(text: str, *, keep_lines: bool = False) -> str:
+    """Control characters (escape sequences, newlines) shown as ``\\x1b``, ``\\n``, …, never sent raw.
+
+    ``keep_lines``: newlines and tabs stay (a multi-line stderr tail), everything else is escaped.
+    The one place bot-supplied text is made safe for a terminal."""
     out = []
     for ch in text:
-        if ch == "\n":
+        if keep_lines and ch in "\n\t":
+            out.append(ch)
+        elif ch == "\n":
             out.append("\\n")
         elif ch == "\t":
             out.append("\\t")

@@ -34,7 +34,7 @@ from .actions import Action
 from .cards import Card, parse_deck
 from .actions import ActionError
 from .deal import Deal, IllegalAction
-from .explain import FaultContext, describe
+from .explain import FaultContext, describe, printable
 from .faults import BotFault, FaultKind, evidence
 from .partie import Partie, derive_seed, new_seed
 from .process import BotCommand, BotProcess, Poller, encode_line, open_private
@@ -43,13 +43,6 @@ from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot", "search")
 BYE_LINE = encode_line(M.BYE)
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters escaped (``\\x1b``), safe to print on a terminal."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 @dataclass

@@ -46,14 +46,10 @@ class PreflightError(RuntimeError):
 
 
 def printable(text: str) -> str:
-    """Bot-supplied text made safe for a terminal: control characters (escape sequences) escaped."""
-    out = []
-    for ch in text:
-        if ch == "\n" or ch == "\t" or (ch.isprintable() and ch not in "\x1b\x9b"):
-            out.append(ch)
-        else:
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-    return "".join(out)
+    """Bot-supplied text made safe for a terminal, its line breaks kept (:func:`referee.explain.printable`)."""
+    from .explain import printable as escaped
+
+    return escaped(text, keep_lines=True)
 
 
 def command_text(spec: "BotSpec") -> str:
