@@ -13,6 +13,7 @@ logged actions, whatever the bot answers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from dataclasses import dataclass, field
@@ -229,10 +230,8 @@ def replay(script: SeatScript, command: str, *, move_ms: int | None = None, work
             player.io.send_lines(pending)
     finally:
         if player.io is not None and player.ready:
-            try:
+            with contextlib.suppress(BotFault):  # it may be gone already
                 player.io.send_lines([encode_line(M.BYE)])
-            except BotFault:
-                pass
         player.close()
     return steps
 

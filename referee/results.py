@@ -293,11 +293,9 @@ def rebuild(folder) -> tuple[int, int, list[str]]:
 
 
 def _rebuild(folder: Path) -> tuple[int, int, list[str]]:
-    from .log import read_log
-    from .standings import log_paths
-    from .validate import validate_file
+    from .standings import _read_logs
 
-    files, notes = log_paths([folder])
+    notes: list[str] = []
     target = db_path(folder)
     tmp = target.with_name(target.name + ".new")
     for p in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
@@ -305,17 +303,7 @@ def _rebuild(folder: Path) -> tuple[int, int, list[str]]:
     con = connect(tmp, create=True)
     n_logs = n_partie = 0
     try:
-        for path in files:
-            if not path.exists():
-                continue
-            report = validate_file(path)
-            if not report.complete:
-                notes.append(f"{path}: incomplete (no footer); left out")
-                continue
-            if not report.ok:
-                notes.append(f"{path}: does not validate ({report.lines()[0]}); left out")
-                continue
-            records, _ = read_log(path)
+        for path, records in _read_logs([folder], True, notes):  # the manifest's logs that validate
             sums = summaries_of_log(path, records, source=str(path))
             store_log(con, os.path.relpath(path, folder), file_sha256(path), path.stat().st_size,
                       sandbox_of(path), sums, commit=False)
