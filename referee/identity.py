@@ -151,17 +151,22 @@ def _spaces_hint(argv: list[str], given: str, base: Path) -> str:
 _CACHE: dict[tuple, str] = {}
 
 
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's content (cached by path, size and modification time)."""
+def file_sha256(path) -> str:
+    """The SHA-256 (hex) of a file's content."""
+    d = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            d.update(chunk)
+    return d.hexdigest()
+
+
+def _cached_sha256(path: Path) -> str:
+    """:func:`file_sha256`, cached by path, size and modification time (a bot's files, hashed at every start)."""
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     h = _CACHE.get(key)
     if h is None:
-        d = hashlib.sha256()
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                d.update(chunk)
-        h = _CACHE[key] = d.hexdigest()
+        h = _CACHE[key] = file_sha256(path)
     return h
 
 
@@ -186,8 +191,8 @@ def _folder_files(root: Path) -> list[Path]:
 
 def _entry_lines(role: str, path: Path) -> list[str]:
     if path.is_dir():
-        return [f"{role} dir {p.relative_to(path).as_posix()} {file_sha256(p)}" for p in _folder_files(path)]
-    return [f"{role} file {file_sha256(path)}"]
+        return [f"{role} dir {p.relative_to(path).as_posix()} {_cached_sha256(p)}" for p in _folder_files(path)]
+    return [f"{role} file {_cached_sha256(path)}"]
 
 
 def _package_lines(package: str) -> list[str]:
@@ -197,7 +202,7 @@ def _package_lines(package: str) -> list[str]:
     if spec is None or not spec.submodule_search_locations:
         return [f"pkg {package} missing"]
     root = Path(list(spec.submodule_search_locations)[0])
-    return [f"pkg {package} {p.relative_to(root).as_posix()} {file_sha256(p)}"
+    return [f"pkg {package} {p.relative_to(root).as_posix()} {_cached_sha256(p)}"
             for p in _folder_files(root) if p.suffix == ".py"]
 
 
@@ -205,7 +210,7 @@ def listing(argv: list[str], cwd: str | None = None, builtin: str | None = None)
     """The lines the fingerprint hashes (see the module docstring); useful to see why two differ."""
     try:
         if builtin is not None:
-            lines = [f"builtin {builtin}", f"exe {file_sha256(Path(sys.executable))}"]
+            lines = [f"builtin {builtin}", f"exe {_cached_sha256(Path(sys.executable))}"]
             for pkg in ("bots", "protocol"):
                 lines += _package_lines(pkg)
             return lines
@@ -214,7 +219,7 @@ def listing(argv: list[str], cwd: str | None = None, builtin: str | None = None)
             if not n.exists:
                 lines.append(f"{n.role} missing")
             elif n.role == "exe":
-                lines.append(f"exe {file_sha256(n.path)}")
+                lines.append(f"exe {_cached_sha256(n.path)}")
             else:
                 lines += _entry_lines(n.role.split(".")[0] if n.role.startswith("classpath") else n.role, n.path)
         return lines

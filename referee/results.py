@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .identity import file_sha256
+
 DB_FILE = "results.sqlite"
 SCHEMA_VERSION = 1
 CONTRACT_KINDS = ("hra", "sedma", "sto", "betl", "durch", "proti")
@@ -203,13 +205,6 @@ def summaries_of_log(path, records: list[dict], source: str | None = None) -> li
 
 
 # ------------------------------------------------------------------ the database
-
-def file_sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def db_path(folder) -> Path:

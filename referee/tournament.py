@@ -35,6 +35,7 @@ from typing import Callable, TextIO
 
 from . import results
 from .cards import Card
+from .identity import file_sha256
 from .match import FaultPolicy, MatchConfig, run_match
 from .pool import Outcome, Pool, Task
 from .tournament_config import (  # the configuration; callers may reach these as referee.tournament.X too
@@ -160,13 +161,6 @@ def play_unit(job: dict) -> dict:
 def unit_log(out: Path, unit: Unit) -> Path:
     return out / LOGS_DIR / f"{unit.id}.jsonl"
 
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def check_unit_log(path: Path, unit: Unit | None = None, *, seats: list[str] | None = None) -> str | None:
