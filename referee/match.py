@@ -358,12 +358,7 @@ class Player:
         return dict(self._limits)
 
     def _make_limits(self) -> dict:
-        lim = self.config.limits.to_dict()
-        for key in ("move_ms", "startup_ms", "bank_ms", "increment_ms"):
-            value = getattr(self.spec, key)
-            if value is not None:
-                lim[key] = value
-        return lim
+        return bot_limits(self.spec, self.config.limits)
 
     def new_clock(self) -> None:
         lim = self._limits
@@ -636,6 +631,16 @@ def builtin_bot_folders() -> tuple[str, ...]:
     import bots
     import protocol
     return tuple(str(Path(m.__file__).resolve().parent) for m in (bots, protocol, sys.modules[__package__]))
+
+
+def bot_limits(spec: BotSpec, limits: Limits) -> dict:
+    """The match's ``limits`` with the bot's own overrides: what its hello announces and its clock keeps."""
+    lim = limits.to_dict()
+    for key in ("move_ms", "startup_ms", "bank_ms", "increment_ms"):
+        value = getattr(spec, key)
+        if value is not None:
+            lim[key] = value
+    return lim
 
 
 def sdk_folders() -> tuple[str, ...]:

@@ -56,15 +56,6 @@ def command_text(spec: "BotSpec") -> str:
     return f"builtin:{spec.builtin}" if spec.builtin else shlex.join(spec.argv)
 
 
-def _limits_for(spec: "BotSpec", limits: "Limits") -> dict:
-    lim = limits.to_dict()
-    for key in ("move_ms", "startup_ms", "bank_ms", "increment_ms"):
-        value = getattr(spec, key, None)
-        if value is not None:
-            lim[key] = value
-    return lim
-
-
 def static_problems(spec: "BotSpec") -> list[str]:
     """What is missing before the bot can even be started."""
     if spec.cwd and not os.path.isdir(spec.cwd):
@@ -233,7 +224,9 @@ def check_bots(specs: list["BotSpec"], limits: "Limits", *, start: bool = True,
         if static:
             problems.append(_message(spec, "; ".join(static), ""))
         elif start:
-            problem, tail = _probe(spec, _limits_for(spec, limits), sandbox)
+            from .match import bot_limits
+
+            problem, tail = _probe(spec, bot_limits(spec, limits), sandbox)
             if problem is not None:
                 problems.append(_message(spec, problem, tail))
     return problems
