@@ -236,6 +236,14 @@ def short(fp: str | None) -> str:
     return fp[:SHORT] if fp else "-"
 
 
+def split_named(value: str) -> tuple[str | None, str]:
+    """``NAME=COMMAND`` as ``(NAME, COMMAND)``; anything else (a built-in, a command alone) as ``(None, value)``."""
+    name, eq, command = value.partition("=")
+    if eq and NAME_RE.match(name.strip()) and command.strip():
+        return name.strip(), command.strip()
+    return None, value
+
+
 def default_label(argv: list[str], builtin: str | None = None, value: str | None = None) -> str:
     """A name for a bot given without NAME=: a built-in's name (``random:5`` -> ``random-5``), else
     the stem of the first file its command names (``node examples/js/bot.js`` -> ``bot``), else the program's."""

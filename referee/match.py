@@ -97,12 +97,12 @@ class BotSpec:
     def parse_named(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
         """``NAME=COMMAND`` (as ``marias tournament --bot``) or a command alone, named by
         :func:`referee.identity.default_label` (a built-in by its name: ``random:5`` is ``random-5``)."""
-        from .identity import NAME_RE, default_label
+        from .identity import default_label, split_named
 
-        name, eq, command = value.partition("=")
-        if eq and NAME_RE.match(name.strip()) and command.strip():
-            spec = cls.parse(command.strip(), seed=seed)
-            spec.label = name.strip()
+        name, command = split_named(value)
+        if name is not None:
+            spec = cls.parse(command, seed=seed)
+            spec.label = name
             return spec
         spec = cls.parse(value.strip(), seed=seed)
         spec.label = default_label(spec.argv, spec.builtin, value.strip())

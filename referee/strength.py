@@ -98,12 +98,10 @@ def labels(names: Sequence[str]) -> list[str]:
 
 def parse_entry(value: str) -> tuple[str, str]:
     """``(label, command)`` of an entry: ``robot``, ``random:3``, ``NAME=COMMAND`` or a command line."""
-    from .identity import NAME_RE
+    from .identity import split_named
 
-    name, eq, command = value.partition("=")
-    if eq and NAME_RE.match(name.strip()) and command.strip():
-        return name.strip(), command.strip()
-    return value, value
+    name, command = split_named(value)
+    return (name, command) if name is not None else (value, value)
 
 
 def command_problem(command: str) -> str | None:
