@@ -562,8 +562,7 @@ class BotProcess:
     def receive(self, timeout: float | None) -> dict:
         """Read one line and return it parsed as a JSON object."""
         self._usable()
-        start = time.monotonic()
-        return self._read_message(start, timeout, read_first=True)
+        return self._read_message(time.monotonic(), timeout)
 
     def request(self, message: dict, timeout: float | None, preceding=()) -> tuple[dict, float]:
         """Send the informational ``preceding`` messages and ``message`` in one write and read the answer."""
@@ -573,20 +572,21 @@ class BotProcess:
         """Write ``lines`` (encoded; the last is the request) and read the answer.  Returns
         ``(answer, elapsed)``, ``elapsed`` from just after the write to the complete answer line.
         Output the bot wrote before this request is a fault (UNEXPECTED), whatever it says."""
-        self._usable()
-        self._refuse_early_output()
+        if self._closed or self._popen is None:
+            self._usable()
+        if self._lines.data or not self._eof and self._peek.poll(0):
+            self._refuse_early_output()
         self.send_lines(lines)
         start = time.monotonic()
-        answer = self._read_message(start, timeout, read_first=False)
+        answer = self._read_message(start, timeout)
         return answer, time.monotonic() - start
 
     def _refuse_early_output(self) -> None:
-        if not self._eof and self._peek.poll(0):
-            chunk = self._read_chunk()
-            if chunk:
-                self._lines.feed(chunk)
-            elif chunk == b"":
-                self._eof = True
+        chunk = self._read_chunk()
+        if chunk:
+            self._lines.feed(chunk)
+        elif chunk == b"":
+            self._eof = True
         if self._lines.data.strip():
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
                            evidence(self._lines.data))
@@ -600,35 +600,33 @@ class BotProcess:
         except OSError:
             return b""
 
-    def _read_message(self, start: float, timeout: float | None, read_first: bool) -> dict:
+    def _read_message(self, start: float, timeout: float | None) -> dict:
+        """The next JSON line: what is buffered, else what stdout holds now (a quick bot has
+        answered already: no poll needed), else whatever arrives before the deadline."""
         deadline = None if timeout is None else start + timeout
         lines = self._lines
         while True:
-            while lines.data:
+            if lines.data:
                 try:
                     line = lines.next_line()
                 except LineTooLong as exc:
                     raise BotFault(FaultKind.LINE_TOO_LONG, f"{self.name}: line longer than {self.max_line} bytes",
                                    evidence(exc.head), time.monotonic() - start) from None
-                if line is None:
-                    break
-                msg = self._parse(line, start)
-                if msg is not None:
-                    return msg
+                if line is not None:
+                    msg = self._parse(line, start)
+                    if msg is not None:
+                        return msg
+                    continue
             if self._eof:
                 raise self._eof_fault(start)
-            if read_first:  # (not when the request was just written: then nothing is there yet)
-                chunk = self._read_chunk()
-                if chunk:
-                    lines.feed(chunk)
-                    continue
-                if chunk == b"":
-                    self._eof = True
-                    continue
-                if self._exited:
-                    raise self._exit_fault(time.monotonic() - start)
-            read_first = True
-            if not self._wait_for(self._stdout, _IN, deadline) and not self._exited:
+            chunk = self._read_chunk()
+            if chunk:
+                lines.feed(chunk)
+            elif chunk == b"":
+                self._eof = True
+            elif self._exited:
+                raise self._exit_fault(time.monotonic() - start)
+            elif not self._wait_for(self._stdout, _IN, deadline) and not self._exited:
                 raise BotFault(FaultKind.TIMEOUT, f"{self.name}: no complete line within {timeout:g} s",
                                evidence(lines.data), time.monotonic() - start)
 
