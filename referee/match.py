@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import operator
 import os
 import shlex
 import sys
@@ -30,18 +31,19 @@ from typing import Callable
 from protocol import messages as M
 
 from . import __version__
-from .actions import Action
 from .cards import Card, parse_deck
 from .actions import ActionError
-from .deal import Deal, IllegalAction
+from .deal import DONE, Deal, IllegalAction
 from .explain import FaultContext, describe, printable
 from .faults import BotFault, FaultKind, evidence
 from .partie import Partie, derive_seed, new_seed
 from .process import BotCommand, BotProcess, Poller, encode_line, open_private
 from .seat import Clock, InProcessSeat, Seat
+from .tell import event_lines, request_line
 from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot", "search")
+_CODE = operator.attrgetter("code")  # an action's text
 BYE_LINE = encode_line(M.BYE)
 
 
@@ -230,19 +232,6 @@ def load_decks(path: str | os.PathLike) -> list[list[Card]]:
     if not decks:
         raise ValueError(f"{path}: no deck in the file")
     return decks
-
-
-# ---------------------------------------------------------------- redaction
-def public_action(deal: Deal, index: int, viewer: int) -> str:
-    """The text of ``deal.history[index]`` as ``viewer`` may see it (the same rules as Deal.view bids)."""
-    seat, action = deal.history[index]
-    if viewer == seat:
-        return str(action)
-    if action.kind == "trump":
-        return str(action) if not action.cards or deal.trump_shown else "trump"
-    if action.kind in ("barva", "betl", "durch") and action.cards:
-        return action.kind
-    return str(action)
 
 
 # ---------------------------------------------------------------- players
@@ -533,31 +522,30 @@ class Referee:
         totals = partie.totals()  # groše so far in this partie (this deal is not settled yet)
         for p in players:
             p.queue(M.deal_start(n, index, p.seat, deal.forhont, deal.dealer, cut, totals))
-        while not deal.done:
+        tricks, hlasky = deal.tricks, deal.hlasky
+        while deal.phase != DONE:
             seat = deal.to_move
             p = players[seat]
             legal = deal.legal_actions()
-            texts = [a.code for a in legal]
-            decision = deal.decision
-            self.request_id += 1
-            rid = self.request_id
+            texts = list(map(_CODE, legal))
+            decision = deal.phase
+            rid = self.request_id = self.request_id + 1
             limit_ms = p.clock.limit_ms()
             line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
             try:
                 answer, elapsed = p.request(line, limit_ms / 1000)
-                action = self._check_answer(answer, rid, legal, texts, seat, elapsed)
+                action = legal[_answer_index(answer, rid, texts, seat, elapsed)]
             except BotFault as f:
                 self._fault(deal, p, f, n, index, legal=texts, rule=_rule_broken(deal, f))
                 break
             ms = round(elapsed * 1000, 3)  # as logged, so that a bank is rebuilt from the log exactly (marias replay)
             p.clock.spend(ms)
             p.stats.add_time(ms)
-            times.append(round(ms, 3))
-            before_tricks = len(deal.tricks)
-            before_hl = len(deal.hlasky)
+            times.append(ms)
+            before_tricks, before_hl = len(tricks), len(hlasky)
             deal.apply(action)
             for q, lines in zip(players, event_lines(n, index, deal, decision, before_tricks, before_hl)):
-                q.queue_lines(lines)
+                q.pending += lines
         if deal.fault_info is not None:
             fi = deal.fault_info
             line = encode_line(M.event(n, index, M.fault_event(fi.seat, fi.kind)))
@@ -568,21 +556,6 @@ class Referee:
             p.queue(M.deal_end(n, index, p.seat, deal.view(p.seat), result))
             p.flush()
         return times
-
-    def _check_answer(self, answer: dict, rid: int, legal: list[Action], texts: list[str], seat: int,
-                      elapsed: float) -> Action:
-        if answer.get("type") != "action":
-            raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {_shown(answer.get('type'))}",
-                           _raw(answer), elapsed)
-        got = answer.get("id")
-        if type(got) is not int or got != rid:  # 11.0 and true are not JSON integers
-            raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {_shown(got)} is not the request id {rid} "
-                           "(a JSON integer)", _raw(answer), elapsed)
-        text = answer.get("action")
-        if type(text) is str and text in texts:
-            return legal[texts.index(text)]
-        raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {_shown(text)} is not one of the {len(legal)} legal actions",
-                       _raw(answer), elapsed)
 
     def _fault(self, deal: Deal, p: Player, f: BotFault, n: int, index: int,
                legal: list[str] | None = None, rule: str | None = None) -> None:
@@ -682,6 +655,26 @@ def _without_seat(message: str, seat: int) -> str:
     return re.sub(r"^seat [0-2]: ", "", message)  # (the seat the process was started in, or its own)
 
 
+def _answer_index(answer: dict, rid: int, texts: list[str], seat: int, elapsed: float) -> int:
+    """Where the action of a bot's ``answer`` to request ``rid`` stands in ``texts`` (the legal
+    actions); a :class:`BotFault` if the answer is not an action answer to this request naming one."""
+    if answer.get("type") != "action":
+        raise BotFault(FaultKind.UNEXPECTED, f"seat {seat}: expected an action answer, got type {_shown(answer.get('type'))}",
+                       _raw(answer), elapsed)
+    got = answer.get("id")
+    if type(got) is not int or got != rid:  # 11.0 and true are not JSON integers
+        raise BotFault(FaultKind.WRONG_ID, f"seat {seat}: answer id {_shown(got)} is not the request id {rid} "
+                       "(a JSON integer)", _raw(answer), elapsed)
+    text = answer.get("action")
+    if type(text) is str:
+        try:
+            return texts.index(text)
+        except ValueError:
+            pass
+    raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {_shown(text)} is not one of the {len(texts)} legal actions",
+                   _raw(answer), elapsed)
+
+
 def _raw(answer: dict) -> str:
     """The evidence of a bad answer: its first 300 characters, and its length if longer."""
     return evidence(json.dumps(answer, ensure_ascii=False))
@@ -691,59 +684,6 @@ def _shown(value, limit: int = 60) -> str:
     """``repr(value)`` for a message, cut to ``limit`` characters (the evidence keeps more)."""
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + f"…({len(text)} chars)"
-
-
-def deal_events(deal: Deal, decision: str, before_tricks: int, before_hl: int, viewer: int) -> list[dict]:
-    """The event bodies ``viewer`` is told after the last action of ``deal``
-    (``before_*``: how many tricks and hlášky there were before it)."""
-    text = public_action(deal, len(deal.history) - 1, viewer)
-    return [_action_event(deal, decision, text), *_shared_events(deal, before_tricks, before_hl)]
-
-
-def _action_event(deal: Deal, decision: str, text: str) -> dict:
-    """The event of the last action, shown as ``text`` (its :func:`public_action`
-    for the viewer: the only part of the events that depends on the viewer)."""
-    seat, action = deal.history[-1]
-    shown = str(deal.trump_card) if action.kind == "contract" else None
-    return M.action_event(seat, decision, text, shown)
-
-
-def _shared_events(deal: Deal, before_tricks: int, before_hl: int) -> list[dict]:
-    """The event bodies after the last action that every seat is told alike."""
-    out = [M.hlaska_event(hl.to_dict()) for hl in deal.hlasky[before_hl:]]
-    out += [M.trick_event(leader, [str(c) for c in cards], winner) for leader, cards, winner in deal.tricks[before_tricks:]]
-    if deal.history[-1][1].kind == "lay" and deal.laid:
-        out.append(M.laid_event(deal.laid[0], [str(c) for c in deal.laid[1]]))
-    return out
-
-
-_HIDDEN = frozenset(("trump", "barva", "betl", "durch"))  # the only actions whose text may differ by viewer
-
-
-def event_lines(n: int, index: int, deal: Deal, decision: str, before_tricks: int, before_hl: int) -> list[list[str]]:
-    """For each seat, the encoded ``event`` messages of :func:`deal_events`, each distinct
-    line encoded once (only a hidden discard or trump card makes the action event differ)."""
-    shared = [encode_line(M.event(n, index, body)) for body in _shared_events(deal, before_tricks, before_hl)]
-    action = deal.history[-1][1]
-    if action.kind not in _HIDDEN:
-        lines = [encode_line(M.event(n, index, _action_event(deal, decision, str(action)))), *shared]
-        return [lines, lines, lines]
-    h = len(deal.history) - 1
-    by_text: dict[str, str] = {}  # public text of the action -> its encoded event
-    out = []
-    for viewer in range(3):
-        text = public_action(deal, h, viewer)
-        line = by_text.get(text)
-        if line is None:
-            line = by_text[text] = encode_line(M.event(n, index, _action_event(deal, decision, text)))
-        out.append([line, *shared])
-    return out
-
-
-def request_line(rid: int, n: int, index: int, decision: str, view: dict, texts: list[str], time_ms: int,
-                 totals: list[int] | None = None) -> str:
-    """``encode_line(M.request(...))``: the encoded request line."""
-    return encode_line(M.request(rid, n, index, decision, view, texts, time_ms, totals))
 
 
 def run_match(config: MatchConfig, progress: Callable[[str], None] | None = None) -> MatchResult:

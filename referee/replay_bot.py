@@ -3,7 +3,7 @@ to a bot from one seat, to debug a decision without a whole match.
 
 The log holds every decision, so the deal is rebuilt with the engine and each line
 that seat was sent is built again with the referee's own builders
-(:func:`referee.match.request_line`, :func:`referee.match.event_lines`,
+(:func:`referee.tell.request_line`, :func:`referee.tell.event_lines`,
 :mod:`protocol.messages`): the same bytes as in a ``--transcript`` of the match,
 request ids, ``time_ms`` and totals included.  The bot is started as the referee starts
 it; its answer to each request is shown beside the logged one, with the fault it
@@ -28,7 +28,8 @@ from .explain import describe, shorten
 from .faults import BotFault, FaultKind
 from .log import read_log
 from .sandbox import resolve_mode
-from .match import BotSpec, Limits, MatchConfig, Player, Referee, _rule_broken, event_lines, request_line
+from .match import BotSpec, Limits, MatchConfig, Player, Referee, _answer_index, _rule_broken
+from .tell import event_lines, request_line
 from .process import Poller, encode_line
 from .seat import Clock
 
@@ -218,8 +219,7 @@ def replay(script: SeatScript, command: str, *, move_ms: int | None = None, work
                 answer, elapsed = player.io.request_lines([*pending, line], timeout)
                 pending = []
                 step.answer = answer.get("action") if isinstance(answer.get("action"), str) else json.dumps(answer)
-                d = _deal_at(script, applied)
-                ref._check_answer(answer, request["id"], d.legal_actions(), texts, script.seat, elapsed)
+                _answer_index(answer, request["id"], texts, script.seat, elapsed)
             except BotFault as f:
                 pending = []
                 rule = _rule_broken(_deal_at(script, applied), f) if f.kind is FaultKind.ILLEGAL else None

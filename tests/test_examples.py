@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from protocol import messages as M
-from referee.match import deal_events
+from referee.tell import deal_events
 from referee.partie import Partie
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ import random
 from hypothesis import given, settings, strategies as st
 
 from protocol import messages as M
-from referee.match import deal_events, event_lines, request_line
+from referee.tell import deal_events, event_lines, request_line
 from referee.partie import Partie
 from referee.process import encode_line
 

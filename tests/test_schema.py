@@ -31,7 +31,8 @@ from protocol import messages as M
 from protocol.sdk import DECISIONS
 from referee import actions as A
 from referee.deal import Deal
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, deal_events, run_match
+from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
+from referee.tell import deal_events
 from referee.partie import Partie, shuffled_deck
 from referee.process import FaultKind
 
