@@ -19,6 +19,7 @@ FROM_BOT = ("hello", "action")
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 _INT64 = (-(1 << 63), (1 << 64) - 1)  # the widest integers a line may hold (int64 and uint64)
+_SUSPECT = frozenset((float, dict, list))  # values decoded again by the standard decoder (see decode_line)
 
 
 class MessageError(ValueError):
@@ -68,12 +69,8 @@ def decode_line(line: bytes) -> dict | None:
     except orjson.JSONDecodeError:
         value = None
     else:
-        if type(value) is dict:
-            for v in value.values():
-                if type(v) in (float, dict, list):
-                    break
-            else:
-                return value
+        if type(value) is dict and _SUSPECT.isdisjoint(map(type, value.values())):
+            return value
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:

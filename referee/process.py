@@ -161,6 +161,12 @@ class LineBuffer:
     def next_line(self) -> bytes | None:
         """Remove and return the next complete line, without its newline (None: none yet)."""
         data = self.data
+        i = data.find(b"\n", self._scan)
+        if 0 <= i <= self.max_line and not self._skipping:  # the common case: one whole line
+            line = bytes(data[:i])
+            del data[: i + 1]
+            self._scan = 0
+            return line
         while data:
             i = data.find(b"\n", self._scan)
             if i < 0:

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from referee import process as process_mod
 from referee.faults import evidence
@@ -698,3 +699,32 @@ def test_line_buffer_cuts_lines_and_refuses_long_ones_without_holding_them():
     with pytest.raises(LineTooLong):
         lines.next_line()
     assert lines.next_line() == b"fine"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"x")), max_size=12), st.integers(1, 8),
+       st.data())
+def test_line_buffer_gives_every_line_or_one_refusal_whatever_the_chunks(lines, max_line, data):
+    """Fed the lines in arbitrary chunks, the buffer gives each line of at most ``max_line``
+    bytes whole and in order, refuses each longer one exactly once, and never holds more
+    than ``max_line`` bytes plus one chunk."""
+    from referee.process import LineBuffer, LineTooLong
+
+    stream = b"".join(line + b"\n" for line in lines)
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(stream)), max_size=8)))
+    chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)]) if b > a]
+    buf = LineBuffer(max_line)
+    got = []
+    for chunk in chunks:
+        buf.feed(chunk)
+        while True:
+            try:
+                line = buf.next_line()
+            except LineTooLong:
+                got.append(None)
+                continue
+            if line is None:
+                break
+            got.append(line)
+        assert len(buf.data) <= max_line + len(chunk)
+    assert got == [line if len(line) <= max_line else None for line in lines]
