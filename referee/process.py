@@ -290,7 +290,8 @@ class BotProcess:
         self._pid = self._stdin = self._stdout = self._stderr = self._pidfd = -1
         self._closed = False
         self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
-        self._peek = None  # a poll over this bot's stdout alone: output nobody asked for?
+        self._awaiting = False  # waiting for this bot's answer (else its output is out of turn)
+        self._stdout_watched = False
         # stdout
         self._lines = LineBuffer(self.max_line)
         self._eof = False
@@ -365,8 +366,7 @@ class BotProcess:
         for fd in (self._stdin, self._stdout, self._stderr):
             os.set_blocking(fd, False)
         self.poller.watch(self._stderr, self._on_stderr)
-        self._peek = select.poll()
-        self._peek.register(self._stdout, _IN)
+        self._watch_stdout(True)
         if _USE_PIDFD:
             with contextlib.suppress(OSError):
                 self._pidfd = os.pidfd_open(self._pid)
@@ -394,11 +394,40 @@ class BotProcess:
     def _set_ready(self, _events: int) -> None:
         self._fd_ready = True
 
-    def _wait_for(self, fd: int, events: int, deadline: float | None) -> bool:
+    def _on_stdout(self, _events: int) -> None:
+        """stdout is readable: take what it holds.  Out of turn (not while this bot's answer
+        is awaited) one chunk is held, the evidence for its next request, and stdout is not
+        watched again until then, so a bot writing out of turn cannot keep the poll busy.
+        Watching every bot's stdout in the shared poll is what notices output nobody asked for."""
+        chunk = self._read_chunk()
+        if chunk:
+            self._lines.feed(chunk)
+        elif chunk == b"":
+            self._eof = True
+        self._fd_ready = True
+        if not self._awaiting or self._eof:
+            self._watch_stdout(False)
+
+    def _watch_stdout(self, on: bool) -> None:
+        if on and (self._stdout < 0 or self._eof):
+            return
+        if on != self._stdout_watched:
+            if on:
+                self.poller.watch(self._stdout, self._on_stdout)
+            else:
+                self.poller.unwatch(self._stdout)
+            self._stdout_watched = on
+
+    def _wait_for(self, fd: int | None, events: int, deadline: float | None) -> bool:
         """Poll until ``fd`` is ready (True), or the main process has exited or ``deadline``
-        has passed (False); meanwhile the poller serves every bot's stderr and exit."""
+        has passed (False); meanwhile the poller serves every bot's stderr and exit.
+        ``fd`` None: until this bot's stdout gave something (:meth:`_on_stdout` reads it)."""
         self._fd_ready = False
-        self.poller.watch(fd, self._set_ready, events)
+        if fd is None:
+            self._awaiting = True
+            self._watch_stdout(True)
+        else:
+            self.poller.watch(fd, self._set_ready, events)
         try:
             while not self._exited:
                 left = None if deadline is None else deadline - time.monotonic()
@@ -413,7 +442,10 @@ class BotProcess:
                     return True
             return False
         finally:
-            self.poller.unwatch(fd)
+            if fd is None:
+                self._awaiting = False
+            else:
+                self.poller.unwatch(fd)
 
     def _wait_exit(self, timeout: float) -> bool:
         """Whether the main process exits within ``timeout`` seconds."""
@@ -577,25 +609,17 @@ class BotProcess:
     def request_lines(self, lines: list[str], timeout: float | None) -> tuple[dict, float]:
         """Write ``lines`` (encoded; the last is the request) and read the answer.  Returns
         ``(answer, elapsed)``, ``elapsed`` from just after the write to the complete answer line.
-        Output the bot wrote before this request is a fault (UNEXPECTED), whatever it says."""
+        Output seen from the bot before this request is a fault (UNEXPECTED), whatever it says:
+        every bot's stdout is watched while the others are asked (:meth:`_on_stdout`)."""
         if self._closed or self._popen is None:
             self._usable()
-        if self._lines.data or not self._eof and self._peek.poll(0):
-            self._refuse_early_output()
+        if self._lines.data.strip():
+            raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
+                           evidence(self._lines.data))
         self.send_lines(lines)
         start = time.monotonic()
         answer = self._read_message(start, timeout)
         return answer, time.monotonic() - start
-
-    def _refuse_early_output(self) -> None:
-        chunk = self._read_chunk()
-        if chunk:
-            self._lines.feed(chunk)
-        elif chunk == b"":
-            self._eof = True
-        if self._lines.data.strip():
-            raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
-                           evidence(self._lines.data))
 
     def _read_chunk(self) -> bytes | None:
         """What stdout holds now: bytes, ``b""`` at EOF, None if nothing yet."""
@@ -632,7 +656,7 @@ class BotProcess:
                 self._eof = True
             elif self._exited:
                 raise self._exit_fault(time.monotonic() - start)
-            elif not self._wait_for(self._stdout, _IN, deadline) and not self._exited:
+            elif not self._wait_for(None, _IN, deadline) and not self._exited:
                 raise BotFault(FaultKind.TIMEOUT, f"{self.name}: no complete line within {timeout:g} s",
                                evidence(lines.data), time.monotonic() - start)
 
@@ -698,6 +722,7 @@ class BotProcess:
             self._exited = True
         _LIVE_GROUPS.discard(self._pid)
         self._close_stdin()
+        self._watch_stdout(False)
         if self._stdout >= 0:
             self._stdout = -1
             with contextlib.suppress(OSError):

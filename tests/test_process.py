@@ -541,6 +541,66 @@ def test_one_poll_serves_every_bot_while_waiting_for_one(tmp_path):
         b.close()
 
 
+def test_output_out_of_turn_is_seen_while_another_bot_is_asked():
+    # A answers, then writes one more line a moment later, in a write of its own, while the
+    # referee waits for B: the shared poll holds it, and A's next request is refused for it
+    poller = process_mod.Poller()
+    a = make_bot("""
+        import sys, time
+        sys.stdin.readline()
+        sys.stdout.write('{"id":1}\\n'); sys.stdout.flush()
+        time.sleep(0.2)
+        sys.stdout.write('{"id":2}\\n'); sys.stdout.flush()
+        sys.stdin.readline()
+    """, poller=poller)
+    b = make_bot("""
+        import sys, time
+        sys.stdin.readline()
+        time.sleep(1.0)
+        sys.stdout.write('{"id":9}\\n'); sys.stdout.flush()
+        sys.stdin.readline()
+    """, poller=poller)
+    a.start()
+    b.start()
+    try:
+        assert a.request({"id": 1}, 5.0)[0] == {"id": 1}
+        assert b.request({"id": 9}, 5.0)[0] == {"id": 9}
+        fault = expect_fault(lambda: a.request({"id": 2}, 5.0), FaultKind.UNEXPECTED)
+        assert fault.evidence == '{"id":2}\n'
+    finally:
+        a.close(grace=0.05)
+        b.close(grace=0.05)
+
+
+def test_a_bot_flooding_stdout_out_of_turn_does_not_keep_the_poll_busy():
+    # A writes without end while B is asked; the poll takes one chunk of A's and then leaves
+    # A's stdout alone until A is asked: the wait for B sleeps instead of spinning
+    poller = process_mod.Poller()
+    wakeups = []
+    wait = poller.wait
+    poller.wait = lambda timeout: (wakeups.append(timeout), wait(timeout))
+    a = make_bot("""
+        import sys
+        sys.stdin.readline()
+        sys.stdout.write('{"id":1}\\n'); sys.stdout.flush()
+        while True:
+            sys.stdout.write("x" * 4096); sys.stdout.flush()
+    """, poller=poller)
+    b = make_bot("import time; time.sleep(1000)", poller=poller)
+    a.start()
+    b.start()
+    try:
+        assert a.request({"id": 1}, 5.0)[0] == {"id": 1}
+        wakeups.clear()
+        expect_fault(lambda: b.request({"id": 1}, 1.0), FaultKind.TIMEOUT)
+        assert len(wakeups) <= 3  # A's chunk wakes it once; a busy poll would return thousands of times
+        assert len(a._lines.data) <= 2 * 65536  # what came with its answer and one chunk, not the flood
+        expect_fault(lambda: a.request({"id": 2}, 1.0), FaultKind.UNEXPECTED)
+    finally:
+        a.close(grace=0.05)
+        b.close(grace=0.05)
+
+
 # ------------------------------------------------------------------- cleanup
 
 CHILD_SPAWNER = f"""
