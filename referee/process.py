@@ -631,8 +631,8 @@ class BotProcess:
             return b""
 
     def _read_message(self, start: float, timeout: float | None) -> dict:
-        """The next JSON line: what is buffered, else what stdout holds now (a quick bot has
-        answered already: no poll needed), else whatever arrives before the deadline."""
+        """The next JSON line: what is buffered, else what arrives before the deadline
+        (read by :meth:`_on_stdout` when the poll says stdout is readable)."""
         deadline = None if timeout is None else start + timeout
         lines = self._lines
         while True:
@@ -649,13 +649,14 @@ class BotProcess:
                     continue
             if self._eof:
                 raise self._eof_fault(start)
-            chunk = self._read_chunk()
-            if chunk:
-                lines.feed(chunk)
-            elif chunk == b"":
-                self._eof = True
-            elif self._exited:
-                raise self._exit_fault(time.monotonic() - start)
+            if self._exited:  # what it wrote before it ended, else its exit
+                chunk = self._read_chunk()
+                if chunk:
+                    lines.feed(chunk)
+                elif chunk == b"":
+                    self._eof = True
+                else:
+                    raise self._exit_fault(time.monotonic() - start)
             elif not self._wait_for(None, _IN, deadline) and not self._exited:
                 raise BotFault(FaultKind.TIMEOUT, f"{self.name}: no complete line within {timeout:g} s",
                                evidence(lines.data), time.monotonic() - start)
