@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import enum
+import signal
 
 EVIDENCE_CHARS = 300  # evidence is cut to this many characters (at most 1,200 bytes of UTF-8), and says how long it was
 
@@ -66,3 +67,14 @@ class BotFault(Exception):
                 f"evidence={self.evidence!r}, elapsed={self.elapsed:.6f})")
 
 
+def describe_returncode(rc: int | None) -> str:
+    """How a bot process ended, from its return code (negative: the signal that killed it)."""
+    if rc is None:
+        return "bot process exited (status unknown)"
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = "unknown"
+        return f"bot process was killed by signal {-rc} ({name})"
+    return f"bot process exited with return code {rc}"

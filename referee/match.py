@@ -37,7 +37,8 @@ from .deal import DONE, Deal, IllegalAction
 from .explain import FaultContext, describe, printable
 from .faults import BotFault, FaultKind, evidence
 from .partie import Partie, derive_seed, new_seed
-from .process import BotCommand, BotProcess, Poller, encode_line, open_private
+from .process import BotCommand, BotProcess, Poller, encode_line
+from .streams import open_private
 from .seat import Clock, InProcessSeat, Seat
 from .tell import event_lines, request_line
 from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode

@@ -13,11 +13,14 @@ readable once its main process has exited), with the time limit as the poll's
 timeout.  The main process is not reaped before :meth:`BotProcess.close`, so its
 pid -- which is also the process group id -- cannot be reused meanwhile and
 signalling the group stays safe after the leader has exited.
+
+Beside it: :mod:`referee.streams` (stdout cut into bounded lines, stderr copied to a
+capped file), :mod:`referee.groups` (process groups, ended together), :mod:`referee.faults`
+(what a bot did wrong), :mod:`referee.sandbox` (what a bot may see and use).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import math
 import os
@@ -30,15 +33,14 @@ from typing import Callable
 
 from protocol.messages import MessageError, decode_line, encode_line
 
-from .faults import BotFault, FaultKind, evidence, tail_evidence
+from .faults import BotFault, FaultKind, describe_returncode, evidence, tail_evidence
+from .groups import LIVE_GROUPS, group_has_live_members, kill_process_group_now
 from .sandbox import SandboxConfig, SandboxUnavailable, launch
+from .streams import LineBuffer, LineTooLong, StderrCopy
 
-__all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "LineBuffer", "LineTooLong", "StderrCopy",
-           "open_private",
-           "kill_process_group_now", "kill_all_bots", "encode_line"]
+__all__ = ["FaultKind", "BotFault", "BotCommand", "BotProcess", "Poller", "encode_line"]
 
 _CHUNK = 65536
-_STDERR_TAIL = 4096
 _IN, _OUT = select.POLLIN, select.POLLOUT
 
 #: Set to False (e.g. by tests) to notice exits by polling ``waitid`` every few ms instead of a pidfd.
@@ -54,182 +56,6 @@ class BotCommand:
     cwd: str | None = None
     env: dict[str, str] | None = None
     sandbox: "SandboxConfig | None" = None  # None: started as it is (no isolation, no limits)
-
-
-def _describe_returncode(rc: int | None) -> str:
-    if rc is None:
-        return "bot process exited (status unknown)"
-    if rc < 0:
-        try:
-            name = signal.Signals(-rc).name
-        except ValueError:
-            name = "unknown"
-        return f"bot process was killed by signal {-rc} ({name})"
-    return f"bot process exited with return code {rc}"
-
-
-def open_private(path: str | os.PathLike, mode: str = "ab"):
-    """Open ``path`` for appending (``"ab"``) or writing text (``"w"``) as a file only its
-    owner can read (0600); missing folders are created 0700."""
-    path = os.fspath(path)
-    parent = os.path.dirname(path)
-    if parent:
-        os.makedirs(parent, mode=0o700, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)
-    fd = os.open(path, flags, 0o600)
-    os.fchmod(fd, 0o600)
-    if "b" in mode:
-        return os.fdopen(fd, mode, buffering=0)
-    return os.fdopen(fd, mode, encoding="utf-8")
-
-
-# --------------------------------------------------------------------------
-# process groups
-
-_LIVE_GROUPS: set[int] = set()
-
-
-def kill_process_group_now(pgid: int, sig: int = signal.SIGKILL) -> bool:
-    """Send ``sig`` to process group ``pgid``; False if the group is gone."""
-    if pgid <= 1:
-        return False
-    try:
-        os.killpg(pgid, sig)
-    except OSError:
-        return False
-    return True
-
-
-def kill_all_bots() -> None:
-    """SIGKILL the group of every bot this process started and has not closed
-    (a last resort for a process that is about to exit)."""
-    for pgid in list(_LIVE_GROUPS):
-        kill_process_group_now(pgid)
-    _LIVE_GROUPS.clear()
-
-
-atexit.register(kill_all_bots)
-
-
-def _group_has_live_members(pgid: int) -> bool:
-    """Whether group ``pgid`` still has a member that is not a zombie (``killpg(pgid, 0)``
-    alone counts zombies, which linger where no init process reaps orphans)."""
-    if not kill_process_group_now(pgid, 0):
-        return False
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return True
-    for name in names:
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    data = f.read()
-            except OSError:
-                continue
-            fields = data[data.rfind(b")") + 2:].split()
-            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-                return True
-    return False
-
-
-# --------------------------------------------------------------------------
-
-
-class LineTooLong(Exception):
-    """A line longer than the limit; ``head`` is what was held of it when that was known."""
-
-    def __init__(self, head: bytes) -> None:
-        super().__init__(f"line of {len(head)}+ bytes")
-        self.head = head
-
-
-class LineBuffer:
-    """What a bot wrote to stdout, cut into lines of at most ``max_line`` bytes.  A longer line
-    is refused (:class:`LineTooLong`) as soon as it is known to be too long, and the rest of
-    it is skipped up to its newline, so no more than ``max_line`` + one chunk is ever held."""
-
-    def __init__(self, max_line: int) -> None:
-        self.max_line = max(1, int(max_line))
-        self.data = bytearray()
-        self._scan = 0  # bytes of data known to hold no newline
-        self._skipping = False  # discarding the rest of an over-long line
-
-    def feed(self, chunk: bytes) -> None:
-        self.data += chunk
-
-    def next_line(self) -> bytes | None:
-        """Remove and return the next complete line, without its newline (None: none yet)."""
-        data = self.data
-        i = data.find(b"\n", self._scan)
-        if 0 <= i <= self.max_line and not self._skipping:  # the common case: one whole line
-            line = bytes(data[:i])
-            del data[: i + 1]
-            self._scan = 0
-            return line
-        while data:
-            i = data.find(b"\n", self._scan)
-            if i < 0:
-                if self._skipping:
-                    data.clear()
-                elif len(data) > self.max_line:
-                    head = bytes(data)
-                    data.clear()
-                    self._skipping = True
-                    self._scan = 0
-                    raise LineTooLong(head)
-                self._scan = len(data)
-                return None
-            line = bytes(data[:i])
-            del data[: i + 1]
-            self._scan = 0
-            if self._skipping:
-                self._skipping = False
-                continue
-            if i > self.max_line:
-                raise LineTooLong(line)
-            return line
-        self._scan = 0
-        return None
-
-
-class StderrCopy:
-    """A bot's stderr, copied to a file up to ``cap`` bytes (then one marker line), and its
-    last few KiB kept in memory for fault reports."""
-
-    def __init__(self, path: str | os.PathLike | None, cap: int) -> None:
-        self.cap = max(0, int(cap))
-        self.tail = bytearray()
-        self._file = open_private(path) if path is not None else None
-        self._written = 0
-        self._marked = False
-        self._last = b"\n"
-
-    def write(self, chunk: bytes) -> None:
-        self.tail += chunk[-_STDERR_TAIL:]
-        del self.tail[:-_STDERR_TAIL]
-        f = self._file
-        if f is None:
-            return
-        room = self.cap - self._written
-        try:
-            if room > 0:
-                part = chunk[:room]
-                f.write(part)
-                self._written += len(part)
-                self._last = part[-1:]
-            if len(chunk) > room and not self._marked:
-                self._marked = True
-                lead = b"" if self._last == b"\n" else b"\n"
-                f.write(lead + f"[marias: stderr truncated at {self.cap} bytes]\n".encode())
-        except OSError:  # the file cannot be written (disk full...): keep draining, stop copying
-            self.close()
-
-    def close(self) -> None:
-        f, self._file = self._file, None
-        if f is not None:
-            with contextlib.suppress(OSError):
-                f.close()
 
 
 class Poller:
@@ -361,7 +187,7 @@ class BotProcess:
             where = f" (cwd {self.command.cwd!r})" if self.command.cwd else ""
             raise BotFault(FaultKind.START, f"{self.name}: cannot start {argv[0]!r}{where}: {reason}") from exc
         self._popen, self._pid = popen, popen.pid
-        _LIVE_GROUPS.add(self._pid)
+        LIVE_GROUPS.add(self._pid)
         self._stdin, self._stdout, self._stderr = popen.stdin.fileno(), popen.stdout.fileno(), popen.stderr.fileno()
         for fd in (self._stdin, self._stdout, self._stderr):
             os.set_blocking(fd, False)
@@ -532,13 +358,13 @@ class BotProcess:
         if self._popen is None:
             raise RuntimeError("BotProcess used before start()")
         if self._closed:
-            raise BotFault(FaultKind.EXIT, f"{self.name}: bot process was closed ({_describe_returncode(self._returncode)})")
+            raise BotFault(FaultKind.EXIT, f"{self.name}: bot process was closed ({describe_returncode(self._returncode)})")
 
     def _exit_fault(self, elapsed: float) -> BotFault:
         self._pump_stderr()
         held = self._lines.data
         shown = evidence(held) if held else tail_evidence(self._stderr_copy.tail)
-        return BotFault(FaultKind.EXIT, f"{self.name}: {_describe_returncode(self._returncode)}", shown, elapsed)
+        return BotFault(FaultKind.EXIT, f"{self.name}: {describe_returncode(self._returncode)}", shown, elapsed)
 
     def _eof_fault(self, start: float) -> BotFault:
         if self._wait_exit(self.eof_exit_wait):
@@ -697,7 +523,7 @@ class BotProcess:
             self._finish()
         # signals are delivered asynchronously: wait (bounded) until the survivors are gone
         deadline = time.monotonic() + self.group_wait
-        while _group_has_live_members(self._pid) and time.monotonic() < deadline:
+        while group_has_live_members(self._pid) and time.monotonic() < deadline:
             kill_process_group_now(self._pid, signal.SIGKILL)
             time.sleep(0.005)
 
@@ -721,7 +547,7 @@ class BotProcess:
             if self._returncode is None:
                 self._returncode = self._popen.returncode
             self._exited = True
-        _LIVE_GROUPS.discard(self._pid)
+        LIVE_GROUPS.discard(self._pid)
         self._close_stdin()
         self._watch_stdout(False)
         if self._stdout >= 0:

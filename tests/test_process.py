@@ -740,7 +740,7 @@ def test_bot_fault_evidence_truncation_and_dict():
 
 
 def test_line_buffer_cuts_lines_and_refuses_long_ones_without_holding_them():
-    from referee.process import LineBuffer, LineTooLong
+    from referee.streams import LineBuffer, LineTooLong
 
     lines = LineBuffer(max_line=5)
     for chunk in (b"ab", b"c\nde", b"\n\n12345\n"):
@@ -768,7 +768,7 @@ def test_line_buffer_gives_every_line_or_one_refusal_whatever_the_chunks(lines, 
     """Fed the lines in arbitrary chunks, the buffer gives each line of at most ``max_line``
     bytes whole and in order, refuses each longer one exactly once, and never holds more
     than ``max_line`` bytes plus one chunk."""
-    from referee.process import LineBuffer, LineTooLong
+    from referee.streams import LineBuffer, LineTooLong
 
     stream = b"".join(line + b"\n" for line in lines)
     cuts = sorted(data.draw(st.sets(st.integers(0, len(stream)), max_size=8)))
