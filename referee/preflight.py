@@ -9,21 +9,16 @@ A bot whose program is missing would otherwise "play" a whole match of faults
 2. it starts and answers ``hello`` (protocol/PROTOCOL.md) within its start-up limit.
 
 Each problem names the bot, its command and the tail of what it wrote to stderr.
-The check starts the bot the way the referee does (its own session, the given
-working folder and environment, stdin/stdout pipes) and ends its whole process
-group afterwards.
+The check starts the bot the way the referee does, with the referee's own
+:class:`referee.process.BotProcess` (its own session, the given working folder and
+environment, its sandbox) and ends its whole process group afterwards.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import selectors
 import shlex
-import signal
-import subprocess
-import tempfile
 import time
 from typing import TYPE_CHECKING
 
@@ -80,138 +75,6 @@ def bot_sandbox(spec: "BotSpec", sandbox: "SandboxConfig | None") -> "SandboxCon
     return replace(sandbox, limits=limits, workdir=workdir, show=shown_folders(spec))
 
 
-def launch(spec: "BotSpec", stderr, sandbox: "SandboxConfig | None" = None):
-    """Start ``spec`` for the check as the referee starts a bot: its own session, its working folder
-    and environment, stdin/stdout pipes, ``stderr`` to the given file, inside its sandbox
-    (:func:`referee.sandbox.launch`).  Returns the process and what to call once it has ended."""
-    env = None
-    if spec.env:
-        env = dict(os.environ)
-        env.update(spec.env)
-    config = bot_sandbox(spec, sandbox)
-    if config is None:
-        proc = subprocess.Popen(spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                cwd=spec.cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
-        return proc, (lambda: None)
-    from .sandbox import launch as sandbox_launch
-
-    how = sandbox_launch(spec.argv, spec.cwd, env, config)
-    try:
-        proc = subprocess.Popen(how.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                cwd=how.cwd, env=how.env, preexec_fn=how.preexec_fn, pass_fds=how.pass_fds,
-                                start_new_session=True, close_fds=True, bufsize=0)
-    except BaseException:
-        how.cleanup()
-        raise
-    return proc, how.cleanup
-
-
-class _Probe:
-    """One bot started for the check."""
-
-    def __init__(self, spec: "BotSpec", limits: dict, sandbox: "SandboxConfig | None" = None):
-        self.spec = spec
-        self.limits = limits
-        self.sandbox = sandbox
-        self.cleanup = lambda: None
-        self.err = tempfile.TemporaryFile()
-        self.proc: subprocess.Popen | None = None
-        self.buf = b""
-        self.answer: dict | None = None
-        self.problem: str | None = None
-        self.deadline = 0.0
-
-    def start(self) -> None:
-        from protocol import messages as M
-
-        from . import __version__
-
-        from .sandbox import SandboxUnavailable
-
-        try:
-            self.proc, self.cleanup = launch(self.spec, self.err, self.sandbox)
-        except (OSError, ValueError, SandboxUnavailable) as e:
-            self.problem = f"cannot start: {getattr(e, 'strerror', None) or e}"
-            return
-        self.deadline = time.monotonic() + self.limits["startup_ms"] / 1000
-        line = json.dumps(M.hello(__version__, self.limits), separators=(",", ":"), ensure_ascii=False) + "\n"
-        with contextlib.suppress(OSError):  # it died already: seen as no answer below
-            os.write(self.proc.stdin.fileno(), line.encode())  # os.write: a pool worker notes who is starting
-        os.set_blocking(self.proc.stdout.fileno(), False)
-
-    def on_readable(self) -> bool:
-        """Read what is there; True when this probe is finished."""
-        try:
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
-        except BlockingIOError:
-            return False
-        except OSError:
-            chunk = b""
-        if not chunk:
-            try:
-                rc = self.proc.wait(0.5)  # stdout closed: its exit status follows at once, if it exited
-            except subprocess.TimeoutExpired:
-                rc = None
-            self.problem = "it ended before answering hello" + (f" (exit status {rc})" if rc is not None else
-                                                                " (it closed its stdout)")
-            return True
-        self.buf += chunk
-        if b"\n" not in self.buf:
-            if len(self.buf) > MAX_ANSWER:
-                self.problem = f"its hello answer is longer than {MAX_ANSWER} bytes"
-                return True
-            return False
-        line = self.buf.split(b"\n", 1)[0]
-        try:
-            msg = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            self.problem = f"its answer to hello is not JSON: {printable(line[:200].decode('utf-8', 'replace'))!r}"
-            return True
-        from protocol import messages as M
-
-        if not isinstance(msg, dict) or msg.get("type") != "hello":
-            kind = msg.get("type") if isinstance(msg, dict) else type(msg).__name__
-            self.problem = f"it answered hello with {printable(str(kind))!r}, not a hello"
-        elif msg.get("protocol") != M.PROTOCOL_VERSION:
-            self.problem = f"it speaks protocol {printable(repr(msg.get('protocol')))}, the referee {M.PROTOCOL_VERSION}"
-        else:
-            self.answer = msg
-        return True
-
-    def timed_out(self) -> None:
-        self.problem = f"no hello answer within the start-up limit ({self.limits['startup_ms']} ms)"
-
-    def end(self) -> None:
-        if self.proc is None:
-            self.err.close()
-            return
-        with contextlib.suppress(OSError):
-            if self.answer is not None:
-                self.proc.stdin.write(b'{"type":"bye"}\n')
-        for f in (self.proc.stdin, self.proc.stdout):
-            with contextlib.suppress(OSError):
-                f.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(0.5 if self.answer is not None else 0)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # the whole group: whatever the bot started
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(5)
-        self.cleanup()  # the sandbox's leftovers: whatever the bot started, its cgroup and folder
-
-    def stderr_tail(self) -> str:
-        try:
-            self.err.seek(0, os.SEEK_END)
-            size = self.err.tell()
-            self.err.seek(max(0, size - 4 * STDERR_TAIL))
-            text = self.err.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        finally:
-            self.err.close()
-        return printable(text[-STDERR_TAIL:].strip())
-
-
 def check_bots(specs: list["BotSpec"], limits: "Limits", *, start: bool = True,
                sandbox: "SandboxConfig | None" = None) -> list[str]:
     """Problems with ``specs`` (empty when every bot is ready), each naming the bot, its command
@@ -233,25 +96,57 @@ def check_bots(specs: list["BotSpec"], limits: "Limits", *, start: bool = True,
 
 
 def _probe(spec: "BotSpec", limits: dict, sandbox: "SandboxConfig | None" = None) -> tuple[str | None, str]:
-    """Start one bot, tell it hello and wait for its answer: (the problem or None, its stderr tail)."""
-    p = _Probe(spec, limits, sandbox)
-    sel = selectors.DefaultSelector()
+    """Start one bot as the referee starts it (a :class:`~referee.process.BotProcess` in its
+    sandbox), tell it hello and wait for its answer within its start-up limit, counted from the
+    start; then bye and close (its whole process group).  Returns (the problem or None, its stderr tail)."""
+    from protocol import messages as M
+
+    from . import __version__
+    from .faults import BotFault
+    from .process import BotCommand, BotProcess, encode_line
+
+    bot = BotProcess(BotCommand(list(spec.argv), spec.cwd, spec.env or None, bot_sandbox(spec, sandbox)),
+                     name=spec.label, max_line=MAX_ANSWER, stderr_cap=0)
+    problem = None
+    t0 = time.monotonic()
     try:
-        p.start()
-        if p.problem is None:
-            sel.register(p.proc.stdout, selectors.EVENT_READ)
-            while True:
-                left = p.deadline - time.monotonic()
-                if left <= 0:
-                    p.timed_out()
-                    break
-                if sel.select(left) and p.on_readable():
-                    break
+        bot.start()
+        left = max(0.0, limits["startup_ms"] / 1000 - (time.monotonic() - t0))
+        answer, _ = bot.request_lines([encode_line(M.hello(__version__, limits))], left)
+        if answer.get("type") != "hello":
+            problem = f"it answered hello with {printable(str(answer.get('type')))!r}, not a hello"
+        elif answer.get("protocol") != M.PROTOCOL_VERSION:
+            problem = f"it speaks protocol {printable(repr(answer.get('protocol')))}, the referee {M.PROTOCOL_VERSION}"
+        else:
+            with contextlib.suppress(BotFault):
+                bot.send_lines([encode_line(M.BYE)])
+    except BotFault as f:
+        problem = _problem(f, bot, limits)
     finally:
-        sel.close()
-        p.end()
-    tail = p.stderr_tail()
-    return p.problem, tail
+        bot.close(grace=0.5 if problem is None else 0)
+    return problem, printable(bot.stderr_tail[-STDERR_TAIL:].strip())
+
+
+def _problem(f, bot, limits: dict) -> str:
+    """What a fault at start-up or hello means, said for a bot author."""
+    from .faults import FaultKind
+
+    kind = f.kind
+    if kind is FaultKind.START:
+        return f.message.split(": ", 1)[-1]
+    if kind is FaultKind.TIMEOUT:
+        return f"no hello answer within the start-up limit ({limits['startup_ms']} ms)"
+    if kind in (FaultKind.EXIT, FaultKind.CLOSED):
+        rc = bot.returncode
+        how = (" (it closed its stdout)" if kind is FaultKind.CLOSED else
+               f" (exit status {rc})" if rc is not None and rc >= 0 else
+               f" (killed by signal {-rc})" if rc is not None else "")
+        return "it ended before answering hello" + how
+    if kind is FaultKind.LINE_TOO_LONG:
+        return f"its hello answer is longer than {MAX_ANSWER} bytes"
+    if kind is FaultKind.MALFORMED:
+        return f"its answer to hello is not JSON: {printable(f.evidence[:200])!r}"
+    return f"{kind.value}: {printable(f.message)}"
 
 
 def check_bots_apart(specs: list["BotSpec"], limits: "Limits", sandbox: "SandboxConfig | None" = None) -> list[str]:
