@@ -4,7 +4,9 @@ It decides from its own view only (the dict a protocol bot receives), like any
 bot, and is deterministic given its seed and a budget in nodes.
 
 * card play — Perfect Information Monte Carlo: deals consistent with the view
-  are sampled (:mod:`bots.search_worlds`), each is solved exactly on the real
+  are sampled (:mod:`bots.search_worlds`), those that do not explain the
+  others' bids as the robot makes them drawn again
+  (:func:`bots.search_bid.explains_bids`), each is solved exactly on the real
   settlement (:mod:`bots.search_solve`), and the card with the best mean groše
   for the bot's side is played; the robot's judgement of the cards
   (:mod:`bots.robot_play`) breaks ties and plays where not one world could be
@@ -37,11 +39,19 @@ from .search_worlds import Knowledge, lost_early
 #: solver nodes per millisecond assumed when only a time budget is given (a
 #: conservative figure for pure Python on a loaded machine; the deadline still rules)
 NODES_PER_MS = 150
-MAX_WORLDS = 48
-#: beyond this many tricks left an exact solve is not even tried
-EXACT_TRICKS = 7
-#: share of the decision budget a card play spends (bidding decisions spend more, see search_bid)
-PLAY_SHARE = 0.8
+MAX_WORLDS = 40
+#: sampled worlds whose hands do not explain the others' bids (as the robot
+#: bids) are drawn again, up to this many in a decision
+MAX_REJECT = 60
+#: beyond this many tricks left an exact solve is not even tried (7 tricks cost
+#: ~25k nodes a world: not one world fits a budget, the robot's card is played)
+EXACT_TRICKS = 6
+#: share of the decision budget a card play spends, by tricks left (bidding
+#: decisions spend more, see search_bid): the first searched trick costs most a world
+PLAY_SHARE = {6: 2.0, 5: 1.0}
+PLAY_SHARE_LATE = 0.8
+#: fewer solved worlds than this do not overrule the robot's card
+MIN_PLAY_WORLDS = 3
 
 
 class SearchBot(Bot):
@@ -139,15 +149,19 @@ class SearchBot(Bot):
         game = Game.make(view["game"], view["actor"], know.info.trump, view.get("levels") or {}, view.get("proti") or {})
         solver = self.solver_for(game)
         rng = self.rng(view, "play")
-        budget = self.budget(PLAY_SHARE)
+        budget = self.budget(PLAY_SHARE.get(10 - len(tricks), PLAY_SHARE_LATE))
         per_world = (budget.nodes or 0) // 2
         pos0 = _position(view, know)
         sums = {c: 0.0 for c in cards}
         worlds = 0
+        rejected = 0
         while worlds < MAX_WORLDS and not budget.exhausted():
             world = know.sample(rng)
             if world is None:
                 break
+            if rejected < MAX_REJECT and not search_bid.explains_bids(view, world, rng):
+                rejected += 1  # the others' bids say their hands are not these
+                continue
             pos = Position(hands=[world[p] if p != know.me else know.info.hand for p in range(3)], **pos0)
             left = budget.left()
             sub = Budget(nodes=min(per_world, left) if left is not None else per_world, deadline=budget.deadline)
@@ -161,10 +175,12 @@ class SearchBot(Bot):
             for c in cards:
                 sums[c] += vals[c]
         self.stats["nodes"] += budget.used
-        if worlds == 0:
+        self.stats["max_play_nodes"] = max(self.stats.get("max_play_nodes", 0), budget.used)
+        if worlds < MIN_PLAY_WORLDS:
             return None
         self.stats["searched"] += 1
         self.stats["worlds"] += worlds
+        self.stats["play_rejected"] = self.stats.get("play_rejected", 0) + rejected
         return {c: sums[c] / worlds for c in cards}
 
 

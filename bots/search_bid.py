@@ -47,12 +47,12 @@ from .robot_info import AX_MASK, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
 from .search_worlds import TALON, Constraints, sample
 
 #: a candidate must beat the robot's choice by this many standard errors ...
-MARGIN = 2.0
+MARGIN = 1.0
 #: ... and by this many groše (each defender's payment scale) on average
 MIN_GAIN = 0.25
 #: budget of a bidding decision, in decisions' budgets (the mean stays low: most
 #: decisions in a deal are card plays, and the first tricks are cheap)
-BID_SHARE = 3.0
+BID_SHARE = 4.5
 #: solver nodes one play-out is counted as, for a budget given in nodes
 ROLLOUT_NODES = 1500
 MIN_WORLDS = 6
@@ -64,7 +64,7 @@ HARD_S = 0.7
 #: an answer is played out only when the hand's betl or durch chance reaches these
 ANSWER_BETL = 0.2
 ANSWER_DURCH = 0.4
-MAX_WORLDS = 60
+MAX_WORLDS = 100
 
 _ROBOT = Robot()
 
@@ -277,7 +277,30 @@ def _robot_agrees(d: Deal, bid: dict) -> bool:
     return said == bid["action"]
 
 
-def replay(view, world, rng: random.Random, model: bool = False) -> Deal | str | None:
+def explains_bids(view, world, rng: random.Random) -> bool:
+    """Does a world of the play phase (the others' hands now and the talon)
+    explain the other seats' bids as the robot would have made them?  Each hand
+    is taken back to the bidding (what is in it now plus what its seat played)
+    and the bidding replayed (:func:`replay` with ``model``).  A deal after a
+    takeover is not rebuilt: every world explains it."""
+    if not _no_takeover(view):
+        return True
+    me = view["seat"]
+    played = [[], [], []]
+    for tr in view.get("tricks") or []:
+        for i, c in enumerate(tr["cards"]):
+            played[(tr["leader"] + i) % 3].append(c)
+    for e in view.get("trick") or []:
+        played[e["seat"]].append(e["card"])
+    orig = list(world)
+    for p in range(3):
+        if p != me:
+            orig[p] = world[p] | mask_of_codes(played[p])
+    bid_view = dict(view, hand=list(view["hand"]) + played[me])
+    return replay(bid_view, orig, rng, model=True, check_turn=False) is not INCONSISTENT
+
+
+def replay(view, world, rng: random.Random, model: bool = False, check_turn: bool = True) -> Deal | str | None:
     """The engine's deal at this decision in ``world`` (hands of the other seats
     and the talon), the hidden parts of the bidding filled in consistently.
 
@@ -331,7 +354,7 @@ def replay(view, world, rng: random.Random, model: bool = False) -> Deal | str |
             d.apply(text)
     except ValueError:
         return None
-    if d.phase != view["phase"] or d.to_move != me:
+    if check_turn and (d.phase != view["phase"] or d.to_move != me):
         return None
     return d
 
