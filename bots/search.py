@@ -6,11 +6,13 @@ bot, and is deterministic given its seed and a budget in nodes.
 * card play — Perfect Information Monte Carlo: deals consistent with the view
   are sampled (:mod:`bots.search_worlds`), those that do not explain the
   others' bids as the robot makes them drawn again
-  (:func:`bots.search_bid.explains_bids`), each is solved exactly on the real
+  (:func:`bots.search_bid.explains_bids`); in the first tricks, where an exact
+  solve does not fit the budget, each legal card is played out in each world
+  with the robot's policy (:mod:`bots.search_rollout`); later each world is solved exactly on the real
   settlement (:mod:`bots.search_solve`), and the card with the best mean groše
   for the bot's side is played; the robot's judgement of the cards
-  (:mod:`bots.robot_play`) breaks ties and plays where not one world could be
-  solved within the budget (the first tricks of a trump game);
+  (:mod:`bots.robot_play`) breaks ties and plays where too few worlds could be
+  solved or played out within the budget;
 * bidding and raising — :mod:`bots.search_bid`: the talon (Barva, betl,
   durch), answers, the contract, fleks and games against, each judged by the
   mean groše over sampled deals that explain the others' bids, played out with
@@ -29,7 +31,7 @@ import time
 
 from protocol.sdk import Bot
 
-from . import search_bid
+from . import search_bid, search_rollout
 from .robot import Robot
 from .robot_info import CODE, NAME, Info
 from .robot_play import choose_card
@@ -50,6 +52,8 @@ EXACT_TRICKS = 6
 #: decisions spend more, see search_bid): the first searched trick costs most a world
 PLAY_SHARE = {6: 2.0, 5: 1.0}
 PLAY_SHARE_LATE = 0.8
+#: share of a card play before that (play-outs with the robot's policy, :mod:`bots.search_rollout`); 0: the robot's card
+ROLLOUT_SHARE = 1.0
 #: fewer solved worlds than this do not overrule the robot's card
 MIN_PLAY_WORLDS = 3
 
@@ -127,6 +131,11 @@ class SearchBot(Bot):
         cards = [CODE[t[5:]] for t in legal if t.startswith("play:")]
         info = Info(view)
         fallback = choose_card(info, cards)
+        if 10 - len(view.get("tricks") or []) > EXACT_TRICKS:
+            if ROLLOUT_SHARE <= 0:
+                return "play:" + NAME[fallback]
+            return search_rollout.choose(self, view, Knowledge(view), [t for t in legal if t.startswith("play:")],
+                                         "play:" + NAME[fallback], self.budget(ROLLOUT_SHARE), self.rng(view, "rollout"))
         values = self.pimc(view, cards)
         if values is None:
             return "play:" + NAME[fallback]

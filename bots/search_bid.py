@@ -52,7 +52,7 @@ MARGIN = 1.0
 MIN_GAIN = 0.25
 #: budget of a bidding decision, in decisions' budgets (the mean stays low: most
 #: decisions in a deal are card plays, and the first tricks are cheap)
-BID_SHARE = 4.5
+BID_SHARE = 3.0
 #: solver nodes one play-out is counted as, for a budget given in nodes
 ROLLOUT_NODES = 1500
 MIN_WORLDS = 6
