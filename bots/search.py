@@ -45,12 +45,14 @@ MAX_WORLDS = 40
 #: sampled worlds whose hands do not explain the others' bids (as the robot
 #: bids) are drawn again, up to this many in a decision
 MAX_REJECT = 60
-#: beyond this many tricks left an exact solve is not even tried (7 tricks cost
-#: ~25k nodes a world: not one world fits a budget, the robot's card is played)
-EXACT_TRICKS = 6
-#: share of the decision budget a card play spends, by tricks left (bidding
-#: decisions spend more, see search_bid): the first searched trick costs most a world
-PLAY_SHARE = {6: 2.0, 5: 1.0}
+#: beyond this many tricks left an exact solve is not even tried, by game (a
+#: trump game's 7 tricks cost ~25k nodes a world, a betl's 9 ~24k: not a world
+#: fits a budget; a durch from its first trick ~1.2k)
+EXACT_TRICKS = {"barva": 6, "betl": 8, "durch": 10}
+#: share of the decision budget a card play spends, by tricks left under that
+#: limit (0: the first searched trick, which costs most a world; bidding
+#: decisions spend more, see search_bid)
+PLAY_SHARE = {0: 2.0, 1: 1.0}
 PLAY_SHARE_LATE = 0.8
 #: share of a card play before that (play-outs with the robot's policy, :mod:`bots.search_rollout`); 0: the robot's card
 ROLLOUT_SHARE = 1.0
@@ -131,7 +133,7 @@ class SearchBot(Bot):
         cards = [CODE[t[5:]] for t in legal if t.startswith("play:")]
         info = Info(view)
         fallback = choose_card(info, cards)
-        if 10 - len(view.get("tricks") or []) > EXACT_TRICKS:
+        if 10 - len(view.get("tricks") or []) > EXACT_TRICKS[view["game"]]:
             if ROLLOUT_SHARE <= 0:
                 return "play:" + NAME[fallback]
             return search_rollout.choose(self, view, Knowledge(view), [t for t in legal if t.startswith("play:")],
@@ -152,13 +154,14 @@ class SearchBot(Bot):
         """Mean value (groše each defender pays the actor) of each legal card over
         sampled worlds, or ``None`` when no world could be solved in the budget."""
         tricks = view.get("tricks") or []
-        if 10 - len(tricks) > EXACT_TRICKS:
+        exact = EXACT_TRICKS[view["game"]]
+        if 10 - len(tricks) > exact:
             return None
         know = Knowledge(view)
         game = Game.make(view["game"], view["actor"], know.info.trump, view.get("levels") or {}, view.get("proti") or {})
         solver = self.solver_for(game)
         rng = self.rng(view, "play")
-        budget = self.budget(PLAY_SHARE.get(10 - len(tricks), PLAY_SHARE_LATE))
+        budget = self.budget(PLAY_SHARE.get(exact - (10 - len(tricks)), PLAY_SHARE_LATE))
         per_world = (budget.nodes or 0) // 2
         pos0 = _position(view, know)
         sums = {c: 0.0 for c in cards}

@@ -1,7 +1,7 @@
 """The first tricks of the ``search`` bot: play-outs with the robot's policy.
 
-An exact solve from more than :data:`bots.search.EXACT_TRICKS` tricks left
-costs more nodes than a decision's budget holds, so there the card is chosen by
+An exact solve from more tricks left than :data:`bots.search.EXACT_TRICKS`
+(by game) costs more nodes than a decision's budget holds, so there the card is chosen by
 a one-step improvement of the robot's play: in each sampled world (consistent
 with the view and explaining the others' bids, as for the exact search) the
 deal is rebuilt in the engine (:func:`rebuild`), every legal card is played and
