@@ -52,10 +52,10 @@ EXACT_TRICKS = {"barva": 6, "betl": 8, "durch": 10}
 #: share of the decision budget a card play spends, by tricks left under that
 #: limit (0: the first searched trick, which costs most a world; bidding
 #: decisions spend more, see search_bid)
-PLAY_SHARE = {0: 2.0, 1: 1.0}
+PLAY_SHARE = {0: 1.6, 1: 1.0}
 PLAY_SHARE_LATE = 0.8
 #: share of a card play before that (play-outs with the robot's policy, :mod:`bots.search_rollout`); 0: the robot's card
-ROLLOUT_SHARE = 1.0
+ROLLOUT_SHARE = 0.8
 #: fewer solved worlds than this do not overrule the robot's card
 MIN_PLAY_WORLDS = 3
 
