@@ -27,7 +27,8 @@ robot's answer, dobrá, and each single raise or game against.
 Decisions not rebuilt (a deal with a takeover after špatná or durch, where the
 earlier talons are hidden; the trump card from seven cards) keep the robot's
 heuristics (:mod:`bots.robot_bid`, R11 in :mod:`bots.robot_raise`).  The
-card play is not conditioned on the bids (it would cost a replay per world).
+card play's worlds are conditioned on the bids the same way
+(:func:`explains_bids`: the hands taken back to the bidding and replayed).
 """
 
 from __future__ import annotations
