@@ -136,8 +136,14 @@ class SearchBot(Bot):
         if 10 - len(view.get("tricks") or []) > EXACT_TRICKS[view["game"]]:
             if ROLLOUT_SHARE <= 0:
                 return "play:" + NAME[fallback]
-            return search_rollout.choose(self, view, Knowledge(view), [t for t in legal if t.startswith("play:")],
-                                         "play:" + NAME[fallback], self.budget(ROLLOUT_SHARE), self.rng(view, "rollout"))
+            # equivalent cards (no other card still in play between them, see Solver.moves) are played out once
+            game = Game.make(view["game"], view["actor"], info.trump, view.get("levels") or {}, view.get("proti") or {})
+            legal_mask = sum(1 << c for c in cards)
+            present = info.hand | info.unseen | sum(1 << CODE[e["card"]] for e in view.get("trick") or [])
+            reps = self.solver_for(game).moves(legal_mask, info.hand, present)
+            texts = ["play:" + NAME[c] for c in cards if c in reps or c == fallback]
+            return search_rollout.choose(self, view, Knowledge(view), texts, "play:" + NAME[fallback],
+                                         self.budget(ROLLOUT_SHARE), self.rng(view, "rollout"))
         values = self.pimc(view, cards)
         if values is None:
             return "play:" + NAME[fallback]

@@ -83,6 +83,8 @@ def play_out(d: Deal, me: int) -> int:
 
 def choose(bot, view: dict, know, texts: list[str], prior: str, budget, rng: random.Random) -> str:
     """The card to play among ``texts`` (``prior``: the robot's)."""
+    if len(texts) == 1:
+        return prior
     me = view["seat"]
     scores: dict[str, list[int]] = {t: [] for t in texts}
     worlds = rejected = 0
