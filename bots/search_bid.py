@@ -44,7 +44,7 @@ from referee.partie import deck_from_hands
 
 from . import robot_bid as rbid
 from .robot import Robot
-from .robot_info import AX_MASK, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
+from .robot_info import AX_MASK, BSTR, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
 from .search_worlds import TALON, Constraints, sample
 
 #: a candidate must beat the robot's choice by this many standard errors ...
@@ -54,6 +54,8 @@ MIN_GAIN = 0.25
 #: budget of a bidding decision, in decisions' budgets (the mean stays low: most
 #: decisions in a deal are card plays, and the first tricks are cheap)
 BID_SHARE = 3.0
+#: budget of the trump choice, in decisions' budgets (once a deal, by the forhont)
+TRUMP_SHARE = 2.5
 #: solver nodes one play-out is counted as, for a budget given in nodes
 ROLLOUT_NODES = 1500
 MIN_WORLDS = 6
@@ -72,7 +74,56 @@ _ROBOT = Robot()
 
 # ---------------------------------------------------------------- decisions
 def choose_trump(bot, view, legal):
-    return bot.robot.choose_trump(view, legal)
+    """The trump card by play-outs from the first seven: the robot's card, z lidu
+    and the lowest card of each other suit of two or more, each played out (the
+    rest of the deal by the robot's policy) over the same sampled deals — the
+    forhont's other five cards and the others' hands dealt from the 25 unseen."""
+    prior = bot.robot.choose_trump(view, legal)
+    first7 = [CODE[c] for c in view["hand"]]
+    hand = mask_of_codes(view["hand"])
+    cands = [prior, "trump:zlidu"]
+    for st in range(4):
+        m = hand & SUIT_MASKS[st]
+        if m.bit_count() >= 2:
+            low = min(cards_of(m), key=lambda c: (BSTR[c], c))
+            cands.append("trump:" + NAME[low])
+    cands = [c for i, c in enumerate(cands) if c in legal and c not in cands[:i]]
+    if len(cands) <= 1:
+        return prior
+    rng = bot.rng(view, "trump")
+    me = view["seat"]
+    unseen = [c for c in range(32) if not hand >> c & 1]
+    budget = bot.budget(TRUMP_SHARE)
+    if bot.nodes is not None:
+        max_worlds = max(MIN_WORLDS, min(MAX_WORLDS, budget.nodes // (ROLLOUT_NODES * len(cands))))
+        deadline = None
+    else:
+        max_worlds, deadline = MAX_WORLDS, budget.deadline
+    hard = time.perf_counter() + HARD_S
+    scores: dict[str, list[int]] = {c: [] for c in cands}
+    worlds = 0
+    while worlds < max_worlds:
+        if deadline is not None:
+            now = time.perf_counter()
+            if (worlds >= MIN_SWITCH and now >= deadline) or now >= hard:
+                break
+        rng.shuffle(unseen)
+        hands = {me: [CARDS[c] for c in first7 + unseen[:5]],
+                 (me + 1) % 3: [CARDS[c] for c in unseen[5:15]],
+                 (me + 2) % 3: [CARDS[c] for c in unseen[15:]]}
+        deck = deck_from_hands(hands, me)
+        for c in cands:
+            d = Deal(deck, me)
+            d.apply(c)
+            scores[c].append(_play_out(d, me))
+        worlds += 1
+    bot.stats["trump_worlds"] = bot.stats.get("trump_worlds", 0) + worlds
+    if worlds < MIN_SWITCH:
+        return prior
+    best = _best(scores, prior, cands, scale=2.0)
+    if best != prior:
+        bot.stats["trump_changed"] = bot.stats.get("trump_changed", 0) + 1
+    return best
 
 
 def choose_talon(bot, view, legal):
@@ -162,6 +213,17 @@ def _by_rollouts(bot, view, legal, prior, cands):
     bot.stats["bid_rejected"] = bot.stats.get("bid_rejected", 0) + rejected
     if worlds < MIN_SWITCH:
         return prior
+    best = _best(scores, prior, cands, scale=lambda c: 2.0 if me == _actor_after(view, c) else 1.0)
+    if best != prior:
+        bot.stats["bid_changed"] = bot.stats.get("bid_changed", 0) + 1
+    return best
+
+
+def _best(scores: dict[str, list[int]], prior: str, cands: list[str], scale) -> str:
+    """The candidate whose paired mean gain over ``prior`` is largest among those
+    that beat it by :data:`MARGIN` standard errors and :data:`MIN_GAIN` groše on
+    the defender's scale (``scale``: 2 for a candidate after which this seat is
+    the actor, whose payments are doubled; a number or a function of the candidate)."""
     best, best_gain = prior, 0.0
     base_scores = scores[prior]
     for c in cands:
@@ -172,12 +234,9 @@ def _by_rollouts(bot, view, legal, prior, cands):
         mean = sum(diffs) / n
         var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
         se = math.sqrt(var / n)
-        # payments are the seat's, the actor's doubled: compare on the defender's scale
-        scale = 2.0 if me == _actor_after(view, c) else 1.0
-        if mean > MARGIN * se and mean / scale > MIN_GAIN and mean > best_gain:
+        k = scale(c) if callable(scale) else scale
+        if mean > MARGIN * se and mean / k > MIN_GAIN and mean > best_gain:
             best, best_gain = c, mean
-    if best != prior:
-        bot.stats["bid_changed"] = bot.stats.get("bid_changed", 0) + 1
     return best
 
 
@@ -195,6 +254,11 @@ def _rollout(view, world, cand: str, me: int, seed: int) -> int | None:
     if d is None:
         return None
     d.apply(cand)
+    return _play_out(d, me)
+
+
+def _play_out(d: Deal, me: int) -> int:
+    """Play ``d`` to its end with the robot's policy at every seat; the groše of seat ``me``."""
     robot = _ROBOT
     while not d.done:
         seat = d.to_move

@@ -18,9 +18,8 @@ import random
 
 from referee.deal import Deal
 
-from .robot import Robot
 from .robot_info import mask_of_codes
-from .search_bid import INCONSISTENT, explains_bids, replay
+from .search_bid import INCONSISTENT, _play_out, explains_bids, replay
 
 MARGIN = 1.0
 #: groše per partie-seat (each defender's scale) a card must gain on average
@@ -31,8 +30,6 @@ MAX_WORLDS = 40
 MAX_REJECT = 40
 #: solver nodes one play-out is counted as in a budget given in nodes (about its time)
 ROLLOUT_NODES = 300
-
-_ROBOT = Robot()
 
 
 def rebuild(view: dict, world: list[int], rng: random.Random) -> Deal | None:
@@ -70,15 +67,7 @@ def rebuild(view: dict, world: list[int], rng: random.Random) -> Deal | None:
 
 def play_out(d: Deal, me: int) -> int:
     """Play ``d`` to its end with the robot's policy; the groše of seat ``me``."""
-    robot = _ROBOT
-    while not d.done:
-        legal = d.legal_actions()
-        if len(legal) == 1:
-            d.apply(legal[0])
-            continue
-        texts = [a.code for a in legal]
-        d.apply(legal[texts.index(robot.decide(d.decision, d.view(d.to_move), texts))])
-    return d.result.payments[me]
+    return _play_out(d, me)
 
 
 def choose(bot, view: dict, know, texts: list[str], prior: str, budget, rng: random.Random) -> str:
