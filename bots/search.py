@@ -4,11 +4,15 @@ It decides from its own view only (the dict a protocol bot receives), like any
 bot, and is deterministic given its seed and a budget in nodes.
 
 * card play — Perfect Information Monte Carlo: deals consistent with the view
-  are sampled (:mod:`bots.search_worlds`), each is solved exactly on the real
+  are sampled (:mod:`bots.search_worlds`), those that do not explain the
+  others' bids as the robot makes them drawn again
+  (:func:`bots.search_bid.explains_bids`); in the first tricks, where an exact
+  solve does not fit the budget, each legal card is played out in each world
+  with the robot's policy (:mod:`bots.search_rollout`); later each world is solved exactly on the real
   settlement (:mod:`bots.search_solve`), and the card with the best mean groše
   for the bot's side is played; the robot's judgement of the cards
-  (:mod:`bots.robot_play`) breaks ties and plays where not one world could be
-  solved within the budget (the first tricks of a trump game);
+  (:mod:`bots.robot_play`) breaks ties and plays where too few worlds could be
+  solved or played out within the budget;
 * bidding and raising — :mod:`bots.search_bid`: the talon (Barva, betl,
   durch), answers, the contract, fleks and games against, each judged by the
   mean groše over sampled deals that explain the others' bids, played out with
@@ -27,7 +31,7 @@ import time
 
 from protocol.sdk import Bot
 
-from . import search_bid
+from . import search_bid, search_rollout
 from .robot import Robot
 from .robot_info import CODE, NAME, Info
 from .robot_play import choose_card
@@ -37,11 +41,23 @@ from .search_worlds import Knowledge, lost_early
 #: solver nodes per millisecond assumed when only a time budget is given (a
 #: conservative figure for pure Python on a loaded machine; the deadline still rules)
 NODES_PER_MS = 150
-MAX_WORLDS = 48
-#: beyond this many tricks left an exact solve is not even tried
-EXACT_TRICKS = 7
-#: share of the decision budget a card play spends (bidding decisions spend more, see search_bid)
-PLAY_SHARE = 0.8
+MAX_WORLDS = 40
+#: sampled worlds whose hands do not explain the others' bids (as the robot
+#: bids) are drawn again, up to this many in a decision
+MAX_REJECT = 60
+#: beyond this many tricks left an exact solve is not even tried, by game (a
+#: trump game's 7 tricks cost ~25k nodes a world, a betl's 9 ~24k: not a world
+#: fits a budget; a durch from its first trick ~1.2k)
+EXACT_TRICKS = {"barva": 6, "betl": 8, "durch": 10}
+#: share of the decision budget a card play spends, by tricks left under that
+#: limit (0: the first searched trick, which costs most a world; bidding
+#: decisions spend more, see search_bid)
+PLAY_SHARE = {0: 1.6, 1: 1.0}
+PLAY_SHARE_LATE = 0.8
+#: share of a card play before that (play-outs with the robot's policy, :mod:`bots.search_rollout`); 0: the robot's card
+ROLLOUT_SHARE = 0.8
+#: fewer solved worlds than this do not overrule the robot's card
+MIN_PLAY_WORLDS = 3
 
 
 class SearchBot(Bot):
@@ -117,6 +133,17 @@ class SearchBot(Bot):
         cards = [CODE[t[5:]] for t in legal if t.startswith("play:")]
         info = Info(view)
         fallback = choose_card(info, cards)
+        if 10 - len(view.get("tricks") or []) > EXACT_TRICKS[view["game"]]:
+            if ROLLOUT_SHARE <= 0:
+                return "play:" + NAME[fallback]
+            # equivalent cards (no other card still in play between them, see Solver.moves) are played out once
+            game = Game.make(view["game"], view["actor"], info.trump, view.get("levels") or {}, view.get("proti") or {})
+            legal_mask = sum(1 << c for c in cards)
+            present = info.hand | info.unseen | sum(1 << CODE[e["card"]] for e in view.get("trick") or [])
+            reps = self.solver_for(game).moves(legal_mask, info.hand, present)
+            texts = ["play:" + NAME[c] for c in cards if c in reps or c == fallback]
+            return search_rollout.choose(self, view, Knowledge(view), texts, "play:" + NAME[fallback],
+                                         self.budget(ROLLOUT_SHARE), self.rng(view, "rollout"))
         values = self.pimc(view, cards)
         if values is None:
             return "play:" + NAME[fallback]
@@ -133,21 +160,26 @@ class SearchBot(Bot):
         """Mean value (groše each defender pays the actor) of each legal card over
         sampled worlds, or ``None`` when no world could be solved in the budget."""
         tricks = view.get("tricks") or []
-        if 10 - len(tricks) > EXACT_TRICKS:
+        exact = EXACT_TRICKS[view["game"]]
+        if 10 - len(tricks) > exact:
             return None
         know = Knowledge(view)
         game = Game.make(view["game"], view["actor"], know.info.trump, view.get("levels") or {}, view.get("proti") or {})
         solver = self.solver_for(game)
         rng = self.rng(view, "play")
-        budget = self.budget(PLAY_SHARE)
+        budget = self.budget(PLAY_SHARE.get(exact - (10 - len(tricks)), PLAY_SHARE_LATE))
         per_world = (budget.nodes or 0) // 2
         pos0 = _position(view, know)
         sums = {c: 0.0 for c in cards}
         worlds = 0
+        rejected = 0
         while worlds < MAX_WORLDS and not budget.exhausted():
             world = know.sample(rng)
             if world is None:
                 break
+            if rejected < MAX_REJECT and not search_bid.explains_bids(view, world, rng):
+                rejected += 1  # the others' bids say their hands are not these
+                continue
             pos = Position(hands=[world[p] if p != know.me else know.info.hand for p in range(3)], **pos0)
             left = budget.left()
             sub = Budget(nodes=min(per_world, left) if left is not None else per_world, deadline=budget.deadline)
@@ -161,10 +193,12 @@ class SearchBot(Bot):
             for c in cards:
                 sums[c] += vals[c]
         self.stats["nodes"] += budget.used
-        if worlds == 0:
+        self.stats["max_play_nodes"] = max(self.stats.get("max_play_nodes", 0), budget.used)
+        if worlds < MIN_PLAY_WORLDS:
             return None
         self.stats["searched"] += 1
         self.stats["worlds"] += worlds
+        self.stats["play_rejected"] = self.stats.get("play_rejected", 0) + rejected
         return {c: sums[c] / worlds for c in cards}
 
 

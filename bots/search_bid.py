@@ -27,7 +27,8 @@ robot's answer, dobrá, and each single raise or game against.
 Decisions not rebuilt (a deal with a takeover after špatná or durch, where the
 earlier talons are hidden; the trump card from seven cards) keep the robot's
 heuristics (:mod:`bots.robot_bid`, R11 in :mod:`bots.robot_raise`).  The
-card play is not conditioned on the bids (it would cost a replay per world).
+card play's worlds are conditioned on the bids the same way
+(:func:`explains_bids`: the hands taken back to the bidding and replayed).
 """
 
 from __future__ import annotations
@@ -43,16 +44,18 @@ from referee.partie import deck_from_hands
 
 from . import robot_bid as rbid
 from .robot import Robot
-from .robot_info import AX_MASK, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
+from .robot_info import AX_MASK, BSTR, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
 from .search_worlds import TALON, Constraints, sample
 
 #: a candidate must beat the robot's choice by this many standard errors ...
-MARGIN = 2.0
+MARGIN = 1.0
 #: ... and by this many groše (each defender's payment scale) on average
 MIN_GAIN = 0.25
 #: budget of a bidding decision, in decisions' budgets (the mean stays low: most
 #: decisions in a deal are card plays, and the first tricks are cheap)
 BID_SHARE = 3.0
+#: budget of the trump choice, in decisions' budgets (once a deal, by the forhont)
+TRUMP_SHARE = 2.5
 #: solver nodes one play-out is counted as, for a budget given in nodes
 ROLLOUT_NODES = 1500
 MIN_WORLDS = 6
@@ -64,14 +67,63 @@ HARD_S = 0.7
 #: an answer is played out only when the hand's betl or durch chance reaches these
 ANSWER_BETL = 0.2
 ANSWER_DURCH = 0.4
-MAX_WORLDS = 60
+MAX_WORLDS = 100
 
 _ROBOT = Robot()
 
 
 # ---------------------------------------------------------------- decisions
 def choose_trump(bot, view, legal):
-    return bot.robot.choose_trump(view, legal)
+    """The trump card by play-outs from the first seven: the robot's card, z lidu
+    and the lowest card of each other suit of two or more, each played out (the
+    rest of the deal by the robot's policy) over the same sampled deals — the
+    forhont's other five cards and the others' hands dealt from the 25 unseen."""
+    prior = bot.robot.choose_trump(view, legal)
+    first7 = [CODE[c] for c in view["hand"]]
+    hand = mask_of_codes(view["hand"])
+    cands = [prior, "trump:zlidu"]
+    for st in range(4):
+        m = hand & SUIT_MASKS[st]
+        if m.bit_count() >= 2:
+            low = min(cards_of(m), key=lambda c: (BSTR[c], c))
+            cands.append("trump:" + NAME[low])
+    cands = [c for i, c in enumerate(cands) if c in legal and c not in cands[:i]]
+    if len(cands) <= 1:
+        return prior
+    rng = bot.rng(view, "trump")
+    me = view["seat"]
+    unseen = [c for c in range(32) if not hand >> c & 1]
+    budget = bot.budget(TRUMP_SHARE)
+    if bot.nodes is not None:
+        max_worlds = max(MIN_WORLDS, min(MAX_WORLDS, budget.nodes // (ROLLOUT_NODES * len(cands))))
+        deadline = None
+    else:
+        max_worlds, deadline = MAX_WORLDS, budget.deadline
+    hard = time.perf_counter() + HARD_S
+    scores: dict[str, list[int]] = {c: [] for c in cands}
+    worlds = 0
+    while worlds < max_worlds:
+        if deadline is not None:
+            now = time.perf_counter()
+            if (worlds >= MIN_SWITCH and now >= deadline) or now >= hard:
+                break
+        rng.shuffle(unseen)
+        hands = {me: [CARDS[c] for c in first7 + unseen[:5]],
+                 (me + 1) % 3: [CARDS[c] for c in unseen[5:15]],
+                 (me + 2) % 3: [CARDS[c] for c in unseen[15:]]}
+        deck = deck_from_hands(hands, me)
+        for c in cands:
+            d = Deal(deck, me)
+            d.apply(c)
+            scores[c].append(_play_out(d, me))
+        worlds += 1
+    bot.stats["trump_worlds"] = bot.stats.get("trump_worlds", 0) + worlds
+    if worlds < MIN_SWITCH:
+        return prior
+    best = _best(scores, prior, cands, scale=2.0)
+    if best != prior:
+        bot.stats["trump_changed"] = bot.stats.get("trump_changed", 0) + 1
+    return best
 
 
 def choose_talon(bot, view, legal):
@@ -161,6 +213,17 @@ def _by_rollouts(bot, view, legal, prior, cands):
     bot.stats["bid_rejected"] = bot.stats.get("bid_rejected", 0) + rejected
     if worlds < MIN_SWITCH:
         return prior
+    best = _best(scores, prior, cands, scale=lambda c: 2.0 if me == _actor_after(view, c) else 1.0)
+    if best != prior:
+        bot.stats["bid_changed"] = bot.stats.get("bid_changed", 0) + 1
+    return best
+
+
+def _best(scores: dict[str, list[int]], prior: str, cands: list[str], scale) -> str:
+    """The candidate whose paired mean gain over ``prior`` is largest among those
+    that beat it by :data:`MARGIN` standard errors and :data:`MIN_GAIN` groše on
+    the defender's scale (``scale``: 2 for a candidate after which this seat is
+    the actor, whose payments are doubled; a number or a function of the candidate)."""
     best, best_gain = prior, 0.0
     base_scores = scores[prior]
     for c in cands:
@@ -171,12 +234,9 @@ def _by_rollouts(bot, view, legal, prior, cands):
         mean = sum(diffs) / n
         var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
         se = math.sqrt(var / n)
-        # payments are the seat's, the actor's doubled: compare on the defender's scale
-        scale = 2.0 if me == _actor_after(view, c) else 1.0
-        if mean > MARGIN * se and mean / scale > MIN_GAIN and mean > best_gain:
+        k = scale(c) if callable(scale) else scale
+        if mean > MARGIN * se and mean / k > MIN_GAIN and mean > best_gain:
             best, best_gain = c, mean
-    if best != prior:
-        bot.stats["bid_changed"] = bot.stats.get("bid_changed", 0) + 1
     return best
 
 
@@ -194,6 +254,11 @@ def _rollout(view, world, cand: str, me: int, seed: int) -> int | None:
     if d is None:
         return None
     d.apply(cand)
+    return _play_out(d, me)
+
+
+def _play_out(d: Deal, me: int) -> int:
+    """Play ``d`` to its end with the robot's policy at every seat; the groše of seat ``me``."""
     robot = _ROBOT
     while not d.done:
         seat = d.to_move
@@ -277,7 +342,30 @@ def _robot_agrees(d: Deal, bid: dict) -> bool:
     return said == bid["action"]
 
 
-def replay(view, world, rng: random.Random, model: bool = False) -> Deal | str | None:
+def explains_bids(view, world, rng: random.Random) -> bool:
+    """Does a world of the play phase (the others' hands now and the talon)
+    explain the other seats' bids as the robot would have made them?  Each hand
+    is taken back to the bidding (what is in it now plus what its seat played)
+    and the bidding replayed (:func:`replay` with ``model``).  A deal after a
+    takeover is not rebuilt: every world explains it."""
+    if not _no_takeover(view):
+        return True
+    me = view["seat"]
+    played = [[], [], []]
+    for tr in view.get("tricks") or []:
+        for i, c in enumerate(tr["cards"]):
+            played[(tr["leader"] + i) % 3].append(c)
+    for e in view.get("trick") or []:
+        played[e["seat"]].append(e["card"])
+    orig = list(world)
+    for p in range(3):
+        if p != me:
+            orig[p] = world[p] | mask_of_codes(played[p])
+    bid_view = dict(view, hand=list(view["hand"]) + played[me])
+    return replay(bid_view, orig, rng, model=True, check_turn=False) is not INCONSISTENT
+
+
+def replay(view, world, rng: random.Random, model: bool = False, check_turn: bool = True) -> Deal | str | None:
     """The engine's deal at this decision in ``world`` (hands of the other seats
     and the talon), the hidden parts of the bidding filled in consistently.
 
@@ -331,7 +419,7 @@ def replay(view, world, rng: random.Random, model: bool = False) -> Deal | str |
             d.apply(text)
     except ValueError:
         return None
-    if d.phase != view["phase"] or d.to_move != me:
+    if check_turn and (d.phase != view["phase"] or d.to_move != me):
         return None
     return d
 

@@ -297,9 +297,9 @@ class Solver:
 
     def _play(self, hands, seat, c, trick_cards, win, win_seat, leader, tricks_done, ap, dp, hs, alpha, beta) -> int:
         """Play card ``c`` for ``seat`` and return the value of the resulting position."""
-        self.nodes += 1
-        if self.nodes > self.limit:
+        if self.nodes >= self.limit:
             self._tick()
+        self.nodes += 1
         bit = 1 << c
         hand = hands[seat]
         nb = self.nb
@@ -357,7 +357,7 @@ class Solver:
 
     def _tick(self) -> None:
         """Every 512 nodes: stop when the nodes or the time of the budget are spent."""
-        if self.nodes > self.cap or (self.deadline is not None and time.perf_counter() >= self.deadline):
+        if self.nodes >= self.cap or (self.deadline is not None and time.perf_counter() >= self.deadline):
             raise OutOfNodes()
         self.limit = min(self.cap, self.nodes + 512)
 

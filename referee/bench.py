@@ -494,7 +494,8 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
     from robot self-play (trump games at each number of tricks left, betl and durch
     from their first trick), CPU time per solve and solver nodes per CPU second;
     then ``partie`` partie of the bot (at ``ms`` per decision) against two robots:
-    worlds per searched card play and CPU time per decision."""
+    worlds per searched card play (exact solves), per played-out card play (the
+    first tricks, :mod:`bots.search_rollout`) and CPU time per decision."""
     from bots.robot import Robot
     from bots.search import SearchBot
     from bots.search_solve import Solver, game_of_deal, position_of_deal
@@ -565,5 +566,7 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
     out["card_plays"] = st["play"]
     out["card_plays_searched"] = st["searched"]
     out["worlds_per_searched_play"] = round(st["worlds"] / st["searched"], 1) if st["searched"] else 0.0
+    out["card_plays_played_out"] = st.get("rollout_plays", 0)
+    out["worlds_per_played_out_play"] = round(st.get("rollout_worlds", 0) / st["rollout_plays"], 1) if st.get("rollout_plays") else 0.0
     out["worlds_per_bidding_decision"] = round(st.get("bid_worlds", 0) / st["bids"], 1) if st.get("bids") else 0.0
     return out

@@ -67,3 +67,25 @@ def test_rebuilt_deals_agree_with_the_view(seed):
         if n >= 3:
             break
     assert checked > 0
+
+
+def test_the_trump_choice_keeps_an_obvious_trump_and_reproduces():
+    """Six červené with the ace, ten, king and ober and one small zelená: hearts are
+    the trump by any measure (z lidu or the lone seven would throw the hand away)."""
+    from bots.search import SearchBot
+    from referee.partie import deck_from_hands
+
+    first7 = ["Ah", "Xh", "Kh", "Oh", "9h", "8h", "7l"]
+    rest = [c for c in (r + s for s in "hlba" for r in "789XUOKA") if c not in first7]
+    hands = {0: first7 + rest[:5], 1: rest[5:15], 2: rest[15:25]}
+    from referee.deal import Deal
+    deal = Deal(deck_from_hands(hands, 0), 0)
+    view = deal.view(0)
+    legal = [a.code for a in deal.legal_actions()]
+    assert view["hand"] == first7
+    picks = {SearchBot(seed=s, nodes=30000).choose_trump(view, legal) for s in (1, 2)}
+    assert all(p in legal and p[-1] == "h" for p in picks)
+    a = SearchBot(seed=9, nodes=30000)
+    b = SearchBot(seed=9, nodes=30000)
+    assert a.choose_trump(view, legal) == b.choose_trump(view, legal)
+    assert a.stats["trump_worlds"] > 0
