@@ -8,22 +8,19 @@ deal is rebuilt in the engine (:func:`rebuild`), every legal card is played and
 the deal played out with the robot's policy for every seat, and the groše of
 the bot's seat are counted.  The same worlds serve every card (a paired
 comparison); the robot's own card stays unless another beats it by more than
-:data:`MARGIN` standard errors and :data:`MIN_GAIN` groše.
+:data:`bots.search_bid.MARGIN` standard errors and :data:`bots.search_bid.MIN_GAIN`
+groše: the bidding's own test, :func:`bots.search_bid._best`.
 """
 
 from __future__ import annotations
 
-import math
 import random
 
 from referee.deal import Deal
 
 from .robot_info import mask_of_codes
-from .search_bid import INCONSISTENT, _play_out, explains_bids, replay
+from .search_bid import INCONSISTENT, _best, _play_out, explains_bids, replay
 
-MARGIN = 1.0
-#: groše per partie-seat (each defender's scale) a card must gain on average
-MIN_GAIN = 0.25
 #: fewer worlds than this never overrule the robot
 MIN_WORLDS = 4
 MAX_WORLDS = 40
@@ -99,18 +96,7 @@ def choose(bot, view: dict, know, texts: list[str], prior: str, budget, rng: ran
     if worlds < MIN_WORLDS:
         return prior
     scale = 2.0 if me == view["actor"] else 1.0
-    base = scores[prior][:worlds]
-    best, best_gain = prior, 0.0
-    for t in texts:
-        if t == prior:
-            continue
-        diffs = [x - y for x, y in zip(scores[t], base)]
-        n = len(diffs)
-        mean = sum(diffs) / n
-        var = sum((x - mean) ** 2 for x in diffs) / (n - 1)
-        se = math.sqrt(var / n)
-        if mean > MARGIN * se and mean / scale > MIN_GAIN and mean > best_gain:
-            best, best_gain = t, mean
+    best = _best({**scores, prior: scores[prior][:worlds]}, prior, texts, scale)
     if best != prior:
         bot.stats["rollout_changed"] = bot.stats.get("rollout_changed", 0) + 1
     return best
