@@ -33,7 +33,7 @@ from protocol import messages as M
 from . import __version__
 from .cards import Card, parse_deck
 from .actions import ActionError
-from .deal import DONE, Deal, IllegalAction
+from .deal import Deal, IllegalAction
 from .explain import FaultContext, describe, printable
 from .faults import BotFault, FaultKind, evidence
 from .partie import Partie, derive_seed, new_seed
@@ -524,12 +524,12 @@ class Referee:
         for p in players:
             p.queue(M.deal_start(n, index, p.seat, deal.forhont, deal.dealer, cut, totals))
         tricks, hlasky = deal.tricks, deal.hlasky
-        while deal.phase != DONE:
+        while not deal.done:
             seat = deal.to_move
             p = players[seat]
             legal = deal.legal_actions()
             texts = list(map(_CODE, legal))
-            decision = deal.phase
+            decision = deal.decision
             rid = self.request_id = self.request_id + 1
             limit_ms = p.clock.limit_ms()
             line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
@@ -546,7 +546,7 @@ class Referee:
             before_tricks, before_hl = len(tricks), len(hlasky)
             deal.apply(action)
             for q, lines in zip(players, event_lines(n, index, deal, decision, before_tricks, before_hl)):
-                q.pending += lines
+                q.queue_lines(lines)
         if deal.fault_info is not None:
             fi = deal.fault_info
             line = encode_line(M.event(n, index, M.fault_event(fi.seat, fi.kind)))
