@@ -95,30 +95,27 @@ class SearchBot(Bot):
         return super().decide(decision, view, legal)
 
     # ------------------------------------------------------------ bidding
-    def choose_trump(self, view: dict, legal: list[str]) -> str:
+    def _bidding(self, name: str, view: dict, legal: list[str]) -> str:
+        """A bidding decision by search (:mod:`bots.search_bid`), or as the robot decides it
+        when ``bid`` is off."""
         if not self.bid:
-            return self.robot.choose_trump(view, legal)
-        return search_bid.choose_trump(self, view, legal)
+            return getattr(self.robot, name)(view, legal)
+        return getattr(search_bid, name)(self, view, legal)
+
+    def choose_trump(self, view: dict, legal: list[str]) -> str:
+        return self._bidding("choose_trump", view, legal)
 
     def choose_talon(self, view: dict, legal: list[str]) -> str:
-        if not self.bid:
-            return self.robot.choose_talon(view, legal)
-        return search_bid.choose_talon(self, view, legal)
+        return self._bidding("choose_talon", view, legal)
 
     def choose_answer(self, view: dict, legal: list[str]) -> str:
-        if not self.bid:
-            return self.robot.choose_answer(view, legal)
-        return search_bid.choose_answer(self, view, legal)
+        return self._bidding("choose_answer", view, legal)
 
     def choose_contract(self, view: dict, legal: list[str]) -> str:
-        if not self.bid:
-            return self.robot.choose_contract(view, legal)
-        return search_bid.choose_contract(self, view, legal)
+        return self._bidding("choose_contract", view, legal)
 
     def choose_flek(self, view: dict, legal: list[str]) -> str:
-        if not self.bid:
-            return self.robot.choose_flek(view, legal)
-        return search_bid.choose_flek(self, view, legal)
+        return self._bidding("choose_flek", view, legal)
 
     # ------------------------------------------------------------ play
     def solver_for(self, game: Game) -> Solver:

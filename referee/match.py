@@ -671,7 +671,7 @@ def _answer_index(answer: dict, rid: int, texts: list[str], seat: int, elapsed: 
         try:
             return texts.index(text)
         except ValueError:
-            pass
+            pass  # not among them: the fault below
     raise BotFault(FaultKind.ILLEGAL, f"seat {seat}: action {_shown(text)} is not one of the {len(texts)} legal actions",
                    _raw(answer), elapsed)
 
