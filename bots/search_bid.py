@@ -362,17 +362,28 @@ def explains_bids(view, world, rng: random.Random) -> bool:
         if p != me:
             orig[p] = world[p] | mask_of_codes(played[p])
     bid_view = dict(view, hand=list(view["hand"]) + played[me])
-    return replay(bid_view, orig, rng, model=True, check_turn=False) is not INCONSISTENT
+    if replay(bid_view, orig, rng, model=True, check_turn=False) is not INCONSISTENT:
+        return True
+    bids = view.get("bids") or []
+    if not bids or bids[0]["action"] != "trump":
+        return False
+    # the trump card is hidden and the forhont's later bids depend on it: the world explains them
+    # if any card it may have chosen does (not only the one the sampled seven gave)
+    talon = mask_of_codes(view["talon"]) if view.get("talon") else orig[TALON]
+    return any(replay(bid_view, orig, rng, model=True, check_turn=False, trump_card=c) is not INCONSISTENT
+               for c in cards_of(orig[view["forhont"]] & ~talon))
 
 
-def replay(view, world, rng: random.Random, model: bool = False, check_turn: bool = True) -> Deal | str | None:
+def replay(view, world, rng: random.Random, model: bool = False, check_turn: bool = True,
+           trump_card: int | None = None) -> Deal | str | None:
     """The engine's deal at this decision in ``world`` (hands of the other seats
     and the talon), the hidden parts of the bidding filled in consistently.
 
     With ``model`` the world must also explain every talon kind, answer,
     contract and raise of the other seats as the robot would have made them
     (their bids carry information about their hands); otherwise
-    :data:`INCONSISTENT` is returned."""
+    :data:`INCONSISTENT` is returned.  ``trump_card``: the hidden trump card to assume
+    (else the robot's choice from a sampled seven)."""
     me = view["seat"]
     f = view["forhont"]
     hands = [mask_of_codes(view["hand"]) if p == me else world[p] for p in range(3)]
@@ -385,7 +396,9 @@ def replay(view, world, rng: random.Random, model: bool = False, check_turn: boo
     zlidu = view.get("zlidu")
     if tb is None:
         return None
-    if tb == "trump":  # hidden: the robot's choice from a seven of the twelve, or the longest suit
+    if tb == "trump" and trump_card is not None:
+        tc = trump_card
+    elif tb == "trump":  # hidden: the robot's choice from a seven of the twelve, or the longest suit
         keep = [c for c in f_cards if not talon >> c & 1]
         seven = rng.sample(f_cards, 7)
         tc = rbid.choose_trump(seven)
