@@ -251,7 +251,8 @@ class BotProcess:
         self._fd_ready = False
         if fd is None:
             self._awaiting = True
-            self._watch_stdout(True)
+            if not self._stdout_watched:
+                self._watch_stdout(True)
         else:
             self.poller.watch(fd, self._set_ready, events)
         try:
@@ -389,6 +390,9 @@ class BotProcess:
         """Write lines encoded already (:func:`encode_line`, no newline) with one ``os.write``
         (more only when the pipe is full)."""
         self._usable()
+        self._write_lines(lines, timeout)
+
+    def _write_lines(self, lines: list[str], timeout: float | None = None) -> None:
         if self.transcript is not None:
             for line in lines:
                 self.transcript("send", line)
@@ -439,10 +443,11 @@ class BotProcess:
         every bot's stdout is watched while the others are asked (:meth:`_on_stdout`)."""
         if self._closed or self._popen is None:
             self._usable()
-        if self._lines.data.strip():
+        held = self._lines.data
+        if held and held.strip():
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
-                           evidence(self._lines.data))
-        self.send_lines(lines)
+                           evidence(held))
+        self._write_lines(lines)
         start = time.monotonic()
         answer = self._read_message(start, timeout)
         return answer, time.monotonic() - start
