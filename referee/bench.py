@@ -125,9 +125,9 @@ def _typical_request() -> dict:
     raise RuntimeError("no trump game found for the typical request")
 
 
-def raw_round_trip(n: int = 3000, message: dict | None = None) -> float:
-    """Seconds per round trip of one request-sized line through a trivial echo process
-    (blocking pipes, no parsing: the floor any referee pays)."""
+def raw_round_trip(n: int = 3000, message: dict | None = None) -> tuple[float, float]:
+    """Wall seconds and this process's CPU seconds per round trip of one request-sized line
+    through a trivial echo process (blocking pipes, no parsing: the floor any referee pays)."""
     import json
     import subprocess
     import sys
@@ -148,10 +148,10 @@ def raw_round_trip(n: int = 3000, message: dict | None = None) -> float:
     try:
         for _ in range(200):  # warm up
             trip()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(n):
             trip()
-        return (time.perf_counter() - t0) / n
+        return (time.perf_counter() - t0) / n, (time.process_time() - c0) / n
     finally:
         p.stdin.close()
         p.wait()
@@ -187,6 +187,42 @@ while True:
         w.write(b'{"type":"hello","protocol":1,"name":"trivial","version":"1"}\n')
         w.flush()
 """
+
+
+class _InstantSeat:
+    """A seat in the referee's own process that answers at once, as :data:`TRIVIAL_BOT` would,
+    without decoding the lines: the referee's work without the pipes (its own few string
+    scans per request are the only bot work counted)."""
+
+    alive, closed, stderr_tail, pid = True, False, "", None
+    _LAST_EVERY = {"trump": 7, "talon": 5, "answer": 0, "contract": 2, "flek": 3, "play": 2}
+
+    def start(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    kill = close
+
+    def send_lines(self, lines: list[str]) -> None:
+        pass
+
+    def request_lines(self, lines: list[str], timeout_s: float | None) -> tuple[dict, float]:
+        line = lines[-1]
+        if line.startswith('{"type":"hello"'):
+            return {"type": "hello", "protocol": 1, "name": "instant", "version": "1"}, 0.0
+        i = line.index('"id":') + 5
+        rid = int(line[i:line.index(",", i)])
+        i = line.index('"decision":"') + 12
+        every = self._LAST_EVERY.get(line[i:line.index('"', i)], 2)
+        if not every or rid % every:  # the first legal action
+            i = line.rindex('"legal":["') + 10
+            action = line[i:line.index('"', i)]
+        else:  # the last
+            j = line.rindex('"]}')
+            action = line[line.rindex('"', 0, j) + 1:j]
+        return {"type": "action", "id": rid, "action": action}, 0.0
 
 
 def _referee_run(specs, partie: int, seed: int, sandbox: str = "auto"):
@@ -340,7 +376,8 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto
 
     mode = resolve_mode(sandbox)
     trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
-    ref_cpu, engine_cpu = [], []
+    instant = [BotSpec(label="instant", argv=[], seat=_InstantSeat) for _ in range(3)]
+    ref_cpu, engine_cpu, instant_cpu = [], [], []
     t_wall = []
     for _ in range(max(1, runs)):
         ref, result, decisions, _ = _referee_run(trivial, partie, seed, sandbox=mode)
@@ -350,11 +387,15 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto
         if n != decisions:
             raise RuntimeError(f"the replay made {n} decisions, the match {decisions}")
         engine_cpu.append(cpu / n)
+        iref, _, n, _ = _referee_run(instant, partie, seed, sandbox="none")
+        if n != decisions:
+            raise RuntimeError(f"the instant seats made {n} decisions, the trivial bots {decisions}")
+        instant_cpu.append(iref.play_cpu_seconds / n)
     specs = [BotSpec.parse("random", seed=f"bench:{i}") for i in range(3)]
     rref, rresult, r_decisions, bot_ms = _referee_run(specs, partie, seed, sandbox=mode)
     deals = sum(len(p.deals) for p in rresult.parties)
-    raw = raw_round_trip()
-    ref_us, engine_us = min(ref_cpu) * 1e6, min(engine_cpu) * 1e6
+    raw, raw_cpu = raw_round_trip()
+    ref_us, engine_us, instant_us = min(ref_cpu) * 1e6, min(engine_cpu) * 1e6, min(instant_cpu) * 1e6
     return {
         "benchmark": "referee",
         "partie": partie,
@@ -364,8 +405,13 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto
         "engine_cpu_us_per_decision": round(engine_us, 1),
         "ratio_referee_to_engine_cpu": round(ref_us / engine_us, 2),
         "goal_ratio_at_most": 3.0,
+        "instant_seats_referee_cpu_us_per_decision": round(instant_us, 1),
+        "ratio_instant_seats_to_engine_cpu": round(instant_us / engine_us, 2),
+        "bot_processes_cpu_us_per_decision": round(ref_us - instant_us, 1),
         "trivial_wall_us_per_decision": round(min(t_wall) * 1e6, 1),
         "us_raw_echo_round_trip": round(raw * 1e6, 1),
+        "us_raw_echo_round_trip_cpu": round(raw_cpu * 1e6, 1),
+        "ratio_if_bot_processes_cost_raw_echo": round((instant_us + raw_cpu * 1e6) / engine_us, 2),
         "random_deals_per_second": round(deals / rref.play_seconds, 1),
         "random_wall_us_per_decision": round(rref.play_seconds / r_decisions * 1e6, 1),
         "random_us_waiting_for_bots_per_decision": round(bot_ms * 1000 / r_decisions, 1),
@@ -375,7 +421,12 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto
                  "process, not of the bots) from the end of the handshakes to the last deal_end, with trivial bots "
                  "(they answer the first or the last legal action without parsing JSON); engine cpu = legal actions + "
                  "view + apply for the same decisions of the same deals, in-process; each the minimum over the runs. "
-                 "raw = a request-sized line through an echo process (blocking pipes), for context only"),
+                 "instant seats = the same match with seats in the referee's process that answer as the trivial bots "
+                 "do, without pipes (the rules, the messages and the bookkeeping); bot processes = the difference "
+                 "(pipes, polling, the process layer, and the cost of sleeping and waking once per decision). "
+                 "raw = a request-sized line through an echo process (blocking pipes), wall and the referee side's "
+                 "CPU: ratio_if_bot_processes_cost_raw_echo is what the referee would score if its bot processes cost "
+                 "no more than that bare round trip, the floor this machine sets for the goal"),
     }
 
 

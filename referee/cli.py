@@ -580,7 +580,7 @@ def bench_referee(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     sandbox: str = typer.Option("auto", "--sandbox", help="The sandbox of the main figures (auto, bwrap, none); the sandbox's cost (start-up and per decision, with and without it) is measured in the same run either way."),
 ):
-    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs; plus deals per second with three external random bots and a raw echo round trip, for context; and the sandbox's cost (bot start-up and per decision with and without it)."""
+    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs. Split in the same runs: the referee with instant in-process seats (rules, messages, bookkeeping; no pipes) and what the bot processes add; a raw echo round trip (wall and CPU) and the ratio the referee would reach if its bot processes cost no more than that, the floor this machine sets. Plus deals per second with three external random bots, and the sandbox's cost (bot start-up and per decision with and without it)."""
     from . import bench
 
     _print_bench(bench.referee(partie=partie, runs=runs, sandbox=_sandbox_mode(sandbox)), as_json)

@@ -62,6 +62,7 @@ class BotSpec:
     env: dict[str, str] | None = None
     builtin: str | None = None
     bot: object | None = None  # a protocol.sdk.Bot object played in this process (InProcessSeat) instead of a program
+    seat: Callable[[], Seat] | None = None  # makes the seat itself, no program started (benchmarks: marias bench referee)
     # per-bot overrides of the match's limits (None: the match's)
     move_ms: int | None = None
     startup_ms: int | None = None
@@ -272,6 +273,8 @@ class Player:
         return self.io is not None and self.io.alive
 
     def _new_seat(self) -> Seat:
+        if self.spec.seat is not None:
+            return self.spec.seat()
         if self.spec.bot is not None:
             return InProcessSeat(self.spec.bot, name=f"seat {self.seat}")
         lim = self.config.limits
