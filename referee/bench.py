@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import time
@@ -225,6 +226,53 @@ class _InstantSeat:
         return {"type": "action", "id": rid, "action": action}, 0.0
 
 
+class _BareSeat:
+    """The trivial bot program behind a bare pipe: one ``os.write`` of the lines, then blocking
+    reads up to the answer's newline; no poll, no deadline, no stderr, no checks.  What the
+    referee pays for a real round trip (and for sleeping and waking once per decision)
+    without :mod:`referee.process`; never a way to run untrusted bots."""
+
+    closed, stderr_tail = False, ""
+
+    def __init__(self) -> None:
+        self._popen = None
+
+    @property
+    def alive(self) -> bool:
+        return self._popen is not None and self._popen.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid if self._popen else None
+
+    def start(self) -> None:
+        import subprocess
+        import sys
+        self._popen = subprocess.Popen([sys.executable, "-c", TRIVIAL_BOT], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, bufsize=0)
+
+    def close(self) -> None:
+        if self._popen is not None:
+            self._popen.stdin.close()
+            self._popen.wait()
+            self._popen.stdout.close()
+            self.closed = True
+
+    kill = close
+
+    def send_lines(self, lines: list[str]) -> None:
+        os.write(self._popen.stdin.fileno(), ("\n".join(lines) + "\n").encode())
+
+    def request_lines(self, lines: list[str], timeout_s: float | None) -> tuple[dict, float]:
+        import orjson
+        self.send_lines(lines)
+        start = time.monotonic()
+        fd, got = self._popen.stdout.fileno(), b""
+        while not got.endswith(b"\n"):
+            got += os.read(fd, 65536)
+        return orjson.loads(got), time.monotonic() - start
+
+
 def _referee_run(specs, partie: int, seed: int, sandbox: str = "auto"):
     import tempfile
     from pathlib import Path
@@ -377,7 +425,8 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto
     mode = resolve_mode(sandbox)
     trivial = [BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]) for _ in range(3)]
     instant = [BotSpec(label="instant", argv=[], seat=_InstantSeat) for _ in range(3)]
-    ref_cpu, engine_cpu, instant_cpu = [], [], []
+    bare = [BotSpec(label="bare", argv=[], seat=_BareSeat) for _ in range(3)]
+    ref_cpu, engine_cpu, instant_cpu, bare_cpu = [], [], [], []
     t_wall = []
     for _ in range(max(1, runs)):
         ref, result, decisions, _ = _referee_run(trivial, partie, seed, sandbox=mode)
@@ -391,11 +440,16 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto
         if n != decisions:
             raise RuntimeError(f"the instant seats made {n} decisions, the trivial bots {decisions}")
         instant_cpu.append(iref.play_cpu_seconds / n)
+        bref, _, n, _ = _referee_run(bare, partie, seed, sandbox="none")
+        if n != decisions:
+            raise RuntimeError(f"the bare pipes made {n} decisions, the trivial bots {decisions}")
+        bare_cpu.append(bref.play_cpu_seconds / n)
     specs = [BotSpec.parse("random", seed=f"bench:{i}") for i in range(3)]
     rref, rresult, r_decisions, bot_ms = _referee_run(specs, partie, seed, sandbox=mode)
     deals = sum(len(p.deals) for p in rresult.parties)
     raw, raw_cpu = raw_round_trip()
     ref_us, engine_us, instant_us = min(ref_cpu) * 1e6, min(engine_cpu) * 1e6, min(instant_cpu) * 1e6
+    bare_us = min(bare_cpu) * 1e6
     return {
         "benchmark": "referee",
         "partie": partie,
@@ -407,7 +461,10 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto
         "goal_ratio_at_most": 3.0,
         "instant_seats_referee_cpu_us_per_decision": round(instant_us, 1),
         "ratio_instant_seats_to_engine_cpu": round(instant_us / engine_us, 2),
+        "bare_pipes_referee_cpu_us_per_decision": round(bare_us, 1),
+        "ratio_bare_pipes_to_engine_cpu": round(bare_us / engine_us, 2),
         "bot_processes_cpu_us_per_decision": round(ref_us - instant_us, 1),
+        "process_layer_cpu_us_per_decision": round(ref_us - bare_us, 1),
         "trivial_wall_us_per_decision": round(min(t_wall) * 1e6, 1),
         "us_raw_echo_round_trip": round(raw * 1e6, 1),
         "us_raw_echo_round_trip_cpu": round(raw_cpu * 1e6, 1),
@@ -422,8 +479,11 @@ def referee(partie: int = 10, seed: int = 1, runs: int = 5, sandbox: str = "auto
                  "(they answer the first or the last legal action without parsing JSON); engine cpu = legal actions + "
                  "view + apply for the same decisions of the same deals, in-process; each the minimum over the runs. "
                  "instant seats = the same match with seats in the referee's process that answer as the trivial bots "
-                 "do, without pipes (the rules, the messages and the bookkeeping); bot processes = the difference "
-                 "(pipes, polling, the process layer, and the cost of sleeping and waking once per decision). "
+                 "do, without pipes (the rules, the messages and the bookkeeping); bare pipes = the trivial bot "
+                 "programs behind a bare blocking pipe, no poll, deadline or checks (adds a real round trip and the "
+                 "cost of sleeping and waking once per decision, with the referee's own work in between); bot "
+                 "processes = referee - instant seats; process layer = referee - bare pipes (referee/process.py: "
+                 "the poll, the deadlines, stderr, exits, bounded lines). "
                  "raw = a request-sized line through an echo process (blocking pipes), wall and the referee side's "
                  "CPU: ratio_if_bot_processes_cost_raw_echo is what the referee would score if its bot processes cost "
                  "no more than that bare round trip, the floor this machine sets for the goal"),

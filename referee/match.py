@@ -11,7 +11,7 @@ Each seat is a :class:`referee.seat.Seat`: a bot program (:mod:`referee.process`
 built-in bots run as ``python -m bots NAME``, exactly the path of an external bot)
 or, for a :class:`BotSpec` with ``bot`` set, a Bot object in this process
 (:class:`referee.seat.InProcessSeat`).  Plain synchronous code: one bot is on move
-at a time, and one ``poll()`` waits for it while serving every bot's stderr and exit.
+at a time, and one wait (epoll) for it serves every bot's stderr and exit.
 """
 
 from __future__ import annotations
@@ -440,6 +440,7 @@ class Referee:
                         p.io.send_lines([BYE_LINE])
             for p in players:
                 p.close()
+            poller.close()
             for f in tfiles:
                 if f is not None:
                     f.close()

@@ -6,8 +6,8 @@ process group, writes JSON lines to its stdin, reads one bounded JSON line at a
 time from its stdout, copies its stderr to a capped file and, on
 :meth:`BotProcess.close`, ends every process of its group.
 
-Plain synchronous code: every wait is one ``poll()`` through a :class:`Poller`
-that several bots may share.  While the referee waits for the bot on move, the
+Plain synchronous code: every wait is one ``epoll`` wait (``poll()`` where there is
+no epoll) through a :class:`Poller` that several bots may share.  While the referee waits for the bot on move, the
 same poll drains every bot's stderr and notices any bot's exit (a pidfd per bot,
 readable once its main process has exited), with the time limit as the poll's
 timeout.  The main process is not reaped before :meth:`BotProcess.close`, so its
@@ -59,28 +59,44 @@ class BotCommand:
 
 
 class Poller:
-    """One ``poll()`` over the descriptors of several bots.  Each watched descriptor has
-    a handler, called with the poll events when it is ready."""
+    """One wait over the descriptors of several bots: ``epoll`` (its set is kept in the
+    kernel, so a wait costs the same however many bots and streams are watched), else
+    ``poll()``.  Each watched descriptor has a handler, called with the events when it is ready."""
 
     def __init__(self) -> None:
-        self._poll = select.poll()
+        self._epoll = select.epoll() if hasattr(select, "epoll") else None
+        self._poll = select.poll() if self._epoll is None else None
         self._handlers: dict[int, Callable[[int], None]] = {}
 
     def watch(self, fd: int, handler: Callable[[int], None], events: int = _IN) -> None:
-        self._poll.register(fd, events)
+        if self._epoll is None:
+            self._poll.register(fd, events)  # registering again modifies
+        else:
+            try:
+                self._epoll.register(fd, events)
+            except FileExistsError:
+                self._epoll.modify(fd, events)
         self._handlers[fd] = handler
 
     def unwatch(self, fd: int) -> None:
         if self._handlers.pop(fd, None) is not None:
-            self._poll.unregister(fd)
+            with contextlib.suppress(OSError):  # epoll forgets a closed descriptor by itself
+                (self._epoll if self._epoll is not None else self._poll).unregister(fd)
 
     def wait(self, timeout: float | None) -> None:
         """Wait up to ``timeout`` seconds (None: no limit) and run the handler of every ready descriptor."""
-        ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
-        for fd, events in self._poll.poll(ms):
+        if self._epoll is not None:  # seconds, rounded up to whole milliseconds
+            ready = self._epoll.poll(-1 if timeout is None else max(0.0, timeout))
+        else:
+            ready = self._poll.poll(None if timeout is None else max(0, math.ceil(timeout * 1000)))
+        for fd, events in ready:
             handler = self._handlers.get(fd)
             if handler is not None:
                 handler(events)
+
+    def close(self) -> None:
+        if self._epoll is not None:
+            self._epoll.close()
 
 
 class BotProcess:
@@ -110,6 +126,7 @@ class BotProcess:
         self.max_line = max(1, int(max_line))
         self.transcript = transcript
         self.write_timeout = write_timeout
+        self._own_poller = poller is None  # closed with this bot, else by whoever shares it
         self.poller = poller or Poller()
         self._popen: subprocess.Popen | None = None
         self._sandbox_cleanup: Callable[[], None] | None = None  # what launch() left to undo
@@ -563,6 +580,8 @@ class BotProcess:
             self._pump_stderr()
         self._stop_stderr()
         self._drop_pidfd()
+        if self._own_poller:
+            self.poller.close()
         self._lines = LineBuffer(self.max_line)
         if self._sandbox_cleanup is not None:  # the sandbox's leftovers (cgroup, working folder)
             cleanup, self._sandbox_cleanup = self._sandbox_cleanup, None

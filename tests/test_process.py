@@ -236,7 +236,11 @@ def test_exit_after_half_a_line_keeps_the_half_line_as_evidence():
     main()
 
 
-def test_hang_times_out():
+@pytest.mark.parametrize("wait", ["epoll", "poll"])
+def test_hang_times_out(monkeypatch, wait):
+    if wait == "poll":
+        monkeypatch.delattr(process_mod.select, "epoll")
+
     def main():
         bot = make_bot("import time; time.sleep(1000)")
         bot.start()
@@ -516,10 +520,15 @@ def test_stderr_below_cap_is_copied_verbatim(tmp_path):
     assert log.read_text() == "hello from stderr\n"
 
 
-def test_one_poll_serves_every_bot_while_waiting_for_one(tmp_path):
+@pytest.mark.parametrize("wait", ["epoll", "poll"])
+def test_one_poll_serves_every_bot_while_waiting_for_one(tmp_path, monkeypatch, wait):
     # B writes 300 KB to stderr (more than a pipe holds) and then exits: it can only finish
     # if its stderr is drained while the referee waits for A, through the shared poller
+    # (epoll, or poll() where there is no epoll)
+    if wait == "poll":
+        monkeypatch.delattr(process_mod.select, "epoll")
     poller = process_mod.Poller()
+    assert (poller._epoll is None) == (wait == "poll")
     a = make_bot("import time; time.sleep(1000)", poller=poller)
     b = make_bot("""
         import sys
