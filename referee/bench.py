@@ -199,15 +199,15 @@ class _InstantSeat:
     _LAST_EVERY = {"trump": 7, "talon": 5, "answer": 0, "contract": 2, "flek": 3, "play": 2}
 
     def start(self) -> None:
-        pass
+        """Nothing to start: the seat is this object."""
 
     def close(self) -> None:
-        pass
+        """Nothing to end."""
 
     kill = close
 
     def send_lines(self, lines: list[str]) -> None:
-        pass
+        """Lines that ask nothing: the trivial bot reads them and drops them, and so does this seat."""
 
     def request_lines(self, lines: list[str], timeout_s: float | None) -> tuple[dict, float]:
         line = lines[-1]
