@@ -7,10 +7,10 @@ time from its stdout, copies its stderr to a capped file and, on
 :meth:`BotProcess.close`, ends every process of its group.
 
 Plain synchronous code: every wait is one ``epoll`` wait (``poll()`` where there is
-no epoll) through a :class:`Poller` that several bots may share.  While the referee waits for the bot on move, the
-same poll drains every bot's stderr and notices any bot's exit (a pidfd per bot,
-readable once its main process has exited), with the time limit as the poll's
-timeout.  The main process is not reaped before :meth:`BotProcess.close`, so its
+no epoll) through a :class:`Poller` that several bots may share.  While the referee
+waits for the bot on move, the same wait drains every bot's stderr and notices any
+bot's exit (a pidfd per bot, readable once its main process has exited), with the
+time limit as its timeout.  The main process is not reaped before :meth:`BotProcess.close`, so its
 pid -- which is also the process group id -- cannot be reused meanwhile and
 signalling the group stays safe after the leader has exited.
 
