@@ -162,12 +162,15 @@ def raw_round_trip(n: int = 3000, message: dict | None = None) -> tuple[float, f
 #: decision and the request id so that the deals are of every kind and mostly played out
 #: (Barva answered dobrá, so trump games to the last trick; a durch, a betl or zlidu now and then;
 #: a flek every third time).  Choosing by the id's parity alone made every deal a durch.
+#: ``_LAST_EVERY[decision]``: the last legal action is chosen when the id is a multiple of it
+#: (0: never); :class:`_InstantSeat` applies the same table in this process.
+_LAST_EVERY = {"trump": 7, "talon": 5, "answer": 0, "contract": 2, "flek": 3, "play": 2}
 TRIVIAL_BOT = r"""
 import re, sys
 r = sys.stdin.buffer.readline
 w = sys.stdout.buffer
 rid = re.compile(rb'"id":(\d+)')
-LAST_EVERY = {b"trump": 7, b"talon": 5, b"answer": 0, b"contract": 2, b"flek": 3, b"play": 2}
+LAST_EVERY = LAST_EVERY_TABLE
 while True:
     line = r()
     if not line or line.startswith(b'{"type":"bye"'):
@@ -187,7 +190,7 @@ while True:
     elif line.startswith(b'{"type":"hello"'):
         w.write(b'{"type":"hello","protocol":1,"name":"trivial","version":"1"}\n')
         w.flush()
-"""
+""".replace("LAST_EVERY_TABLE", repr({k.encode(): v for k, v in _LAST_EVERY.items()}))
 
 
 class _InstantSeat:
@@ -196,7 +199,6 @@ class _InstantSeat:
     scans per request are the only bot work counted)."""
 
     alive, closed, stderr_tail, pid = True, False, "", None
-    _LAST_EVERY = {"trump": 7, "talon": 5, "answer": 0, "contract": 2, "flek": 3, "play": 2}
 
     def start(self) -> None:
         """Nothing to start: the seat is this object."""
@@ -216,7 +218,7 @@ class _InstantSeat:
         i = line.index('"id":') + 5
         rid = int(line[i:line.index(",", i)])
         i = line.index('"decision":"') + 12
-        every = self._LAST_EVERY.get(line[i:line.index('"', i)], 2)
+        every = _LAST_EVERY.get(line[i:line.index('"', i)], 2)
         if not every or rid % every:  # the first legal action
             i = line.rindex('"legal":["') + 10
             action = line[i:line.index('"', i)]
