@@ -32,14 +32,6 @@ STDERR_TAIL = 1200  # characters of the bot's stderr quoted in a problem
 MAX_ANSWER = 64 * 1024  # a hello answer longer than this is refused
 
 
-class PreflightError(RuntimeError):
-    """One or more bots cannot play; ``problems`` holds one message per bot."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
-
-
 def printable(text: str) -> str:
     """Bot-supplied text made safe for a terminal, its line breaks kept (:func:`referee.explain.printable`)."""
     from .explain import printable as escaped
