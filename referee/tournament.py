@@ -444,7 +444,7 @@ def announce_seed(cfg: TournamentConfig, state: str, say: Callable[[str], None] 
         if say is not None:
             say(f"seed committed ({how}; decks: {cfg.seed_kind}); revealed when the play is over")
     elif say is not None:
-        say(f"seed {cfg.seed} ({how}; decks: {cfg.seed_kind}; kept in {cfg.output / STATE_FILE})")
+        say(f"seed {cfg.seed} ({how}; kept in {cfg.output / STATE_FILE}; decks: {cfg.seed_kind})")
 
 
 # ------------------------------------------------------------------ progress
