@@ -283,6 +283,7 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
     if seed_file is not None and seed is not None:
         c.err(("seed_file",), "give either seed (public: reproducible by anyone who knows it) or seed_file (kept secret), not both")
     elif seed_file is not None:
+        seed_file = os.path.expanduser(seed_file)
         sf = Path(seed_file) if os.path.isabs(seed_file) else base_dir / seed_file
         try:
             cfg.seed = read_seed_file(sf)
