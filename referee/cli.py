@@ -871,8 +871,17 @@ def _event_setup(cfg, sign: Optional[Path]):
 
 def _with_decks_line(text: str, paths, fmt: str) -> str:
     """A table's text with the line saying whether its decks were public (referee/secrecy.py)."""
-    from .secrecy import decks_line
+    from .secrecy import decks_line, decks_summary, table_logs
 
+    if fmt == "json":  # a key of the object
+        summary = decks_summary(table_logs(paths))
+        try:
+            body = json.loads(text)
+        except ValueError:
+            return text
+        if summary is None or not isinstance(body, dict):
+            return text
+        return json.dumps({**body, "decks": summary}, indent=2, ensure_ascii=False)
     line = decks_line(paths, fmt)
     return text if line is None else f"{text.rstrip()}\n\n{line}\n" if fmt != "csv" else f"{text.rstrip()}\n{line}\n"
 

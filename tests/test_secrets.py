@@ -183,6 +183,25 @@ def test_a_bot_finds_no_key_no_seed_file_and_no_tournament_file(tmp_path):
         assert "thief-loot" in names
 
 
+@needs_bwrap
+def test_a_match_hides_its_key_and_seed_file_from_a_bot_started_beside_them(tmp_path):
+    ev = tmp_path / "ev"
+    ev.mkdir()
+    shutil.copy(THIEF, ev / "thief.py")
+    assert marias("keygen", ev / "organiser.key").returncode == 0
+    (ev / "seed.txt").write_text("0f1e2d3c4b5a69788796a5b4c3d2e1f0\n")
+    r = marias("match", "-b", f"{sys.executable} thief.py loot", "-b", "random", "-b", "random", "--sandbox", "bwrap",
+               "--sign", "organiser.key", "--seed-file", "seed.txt", "--log", tmp_path / "runs", "--json", cwd=ev)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["decks"] == SECRET
+    text = "".join(p.read_text() for p in (tmp_path / "runs").glob("*.stderr.log"))
+    assert "NOTE list" in text and "FOUND" not in text, text
+    log = next((tmp_path / "runs").glob("*.jsonl"))
+    assert records(log)[0]["decks"] == SECRET
+    v = marias("validate", log, "--verify", ev / "organiser.key.pub")
+    assert v.returncode == 0, v.stdout + v.stderr
+
+
 def test_a_key_inside_the_output_folder_is_refused(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
