@@ -558,6 +558,8 @@ def check_commands(cfg: TournamentConfig) -> list[str]:
     command names (``python3 ./nope.py``), each with the configuration line of the bot."""
     problems = []
     for i, b in enumerate(cfg.bots):
+        if b.workdir:
+            problems += _workdir_problems(cfg, i, b)
         if b.builtin:
             continue
         spec = b.spec(cfg.base_dir, seed="0")
@@ -567,6 +569,28 @@ def check_commands(cfg: TournamentConfig) -> list[str]:
         for problem in missing_paths(spec.argv, spec.cwd):
             problems.append(f"{cfg.where('bots', i, 'command')}: {problem}")
     return problems
+
+
+def _workdir_problems(cfg: TournamentConfig, i: int, b: BotEntry) -> list[str]:
+    """A persistent workdir must be a folder of its own: the bot's lanes are sub-folders of it,
+    hidden from each other, which cannot be done where the bot must see the folder itself (its
+    start folder, its program or a file it names lies inside)."""
+    from .secrecy import inside
+
+    root = (cfg.base_dir / b.workdir).resolve()
+    spec = b.spec(cfg.base_dir, seed="0")
+    start = spec.cwd or os.getcwd()  # a built-in starts where marias runs
+    seen = [start]
+    for a in spec.argv:
+        p = Path(start) / a
+        if "/" in a and p.exists():
+            seen.append(str(p))
+    for p in seen:
+        if inside(p, root):
+            return [f"{cfg.where('bots', i, 'workdir')}: {str(root)!r} holds {p!r}, which the bot must see; "
+                    f"give it a folder of its own (e.g. state/{b.name}): its lanes, one per seat arrangement, "
+                    f"are kept apart inside it"]
+    return []
 
 
 def canonical(cfg: TournamentConfig) -> dict:

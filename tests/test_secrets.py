@@ -237,6 +237,17 @@ def test_no_two_instances_on_one_deck_share_a_lane(scope, fmt):
     assert all(os.path.dirname(w) == f"/tmp/w/{n}" for n, ws in lanes_of.items() for w in ws)
 
 
+def test_a_workdir_holding_the_bots_start_folder_is_refused(tmp_path):
+    from referee.tournament_config import check_commands, config_from_data
+
+    (tmp_path / "bot.py").write_text("")
+    bots = [{"name": "x", "command": "python3 bot.py", "workdir": "."}, {"name": "y", "command": "random"},
+            {"name": "z", "command": "random", "workdir": "state/z"}]
+    cfg = config_from_data({"bots": bots}, source="t.yaml", lines={}, base_dir=tmp_path)
+    problems = check_commands(cfg)
+    assert len(problems) == 1 and "bots[0].workdir" in problems[0] and "a folder of its own" in problems[0]
+
+
 def test_a_duel_group_gives_every_seat_of_a_bot_its_own_lane():
     from referee.duel import SEAT_LANES, SEATINGS
 
