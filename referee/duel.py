@@ -282,6 +282,10 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
         raise T.ConfigError(problems)
     if sign_key is not None:
         from .seal import signing_key_bytes
+        from .secrecy import hide_paths
+
+        if isinstance(sign_key, (str, os.PathLike)):  # its file, wherever it lies, no bot may see
+            cfg.private_paths = tuple(dict.fromkeys((*cfg.private_paths, *hide_paths(sign_key))))
         sign_key = signing_key_bytes(sign_key)  # read once, before any bot starts; plain bytes travel to the workers
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)

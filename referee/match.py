@@ -453,6 +453,8 @@ class Referee:
         """Each bot's sandbox: the match's limits with its own, and what it must not see."""
         cfg = self.config
         outputs = [*transcripts, *(str(p.stderr_path) for p in players), *map(str, cfg.sandbox_hide)]
+        if isinstance(cfg.sign_key, (str, os.PathLike)):  # a signing key given by its file: no bot reads it
+            outputs += [str(cfg.sign_key), os.path.realpath(cfg.sign_key)]
         if cfg.log_path is not None:
             outputs.append(str(cfg.log_path))
         elif cfg.work_dir is not None:

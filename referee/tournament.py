@@ -573,7 +573,11 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
         raise TournamentError("format head-to-head is a sequential test: run it with referee.duel.run_duel (marias duel)")
     if sign_key is not None:
         from .seal import signing_key_bytes
-        sign_key = signing_key_bytes(sign_key)  # plain bytes travel to the workers
+        from .secrecy import hide_paths
+
+        if isinstance(sign_key, (str, os.PathLike)):  # its file, wherever it lies, no bot may see
+            cfg.private_paths = tuple(dict.fromkeys((*cfg.private_paths, *hide_paths(sign_key))))
+        sign_key = signing_key_bytes(sign_key)  # read once, before any bot starts; plain bytes travel to the workers
     if check:
         preflight(cfg)
     out = cfg.output
