@@ -277,9 +277,6 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
              sign_key=None) -> DuelRun:
     """Play the head-to-head test of ``cfg`` until it decides (or max_groups); continue a stopped one.
     ``sign_key`` (an Ed25519 key: PEM path, raw bytes or key object) signs every partie's log."""
-    problems = T.check_commands(cfg)
-    if problems:
-        raise T.ConfigError(problems)
     if sign_key is not None:
         from .seal import signing_key_bytes
         from .secrecy import hide_paths
@@ -287,6 +284,9 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
         if isinstance(sign_key, (str, os.PathLike)):  # its file, wherever it lies, no bot may see
             cfg.private_paths = tuple(dict.fromkeys((*cfg.private_paths, *hide_paths(sign_key))))
         sign_key = signing_key_bytes(sign_key)  # read once, before any bot starts; plain bytes travel to the workers
+    problems = T.check_commands(cfg)
+    if problems:
+        raise T.ConfigError(problems)
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

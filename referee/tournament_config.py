@@ -585,6 +585,12 @@ def _workdir_problems(cfg: TournamentConfig, i: int, b: BotEntry) -> list[str]:
         p = Path(start) / a
         if "/" in a and p.exists():
             seen.append(str(p))
+    secrets = [("the configuration file", cfg.config_file), ("the deal book", cfg.deck_book),
+               ("the seed file", cfg.seed_file), *(("the signing key", k) for k in cfg.private_paths)]
+    for what, path in secrets:
+        if path is not None and inside(path, root):
+            return [f"{cfg.where('bots', i, 'workdir')}: {what} {str(path)!r} lies inside {str(root)!r}, the bot's "
+                    f"own working folder, where it may read it; keep it elsewhere"]
     for p in seen:
         if inside(p, root):
             return [f"{cfg.where('bots', i, 'workdir')}: {str(root)!r} holds {p!r}, which the bot must see; "

@@ -248,6 +248,21 @@ def test_a_workdir_holding_the_bots_start_folder_is_refused(tmp_path):
     assert len(problems) == 1 and "bots[0].workdir" in problems[0] and "a folder of its own" in problems[0]
 
 
+def test_a_secret_inside_a_bots_workdir_is_refused(tmp_path):
+    from referee.tournament_config import check_commands, config_from_data
+
+    (tmp_path / "state" / "x").mkdir(parents=True)
+    (tmp_path / "state" / "x" / "seed.txt").write_text("ab" * 16)
+    bots = [{"name": "x", "command": "random", "workdir": "state/x"}, {"name": "y", "command": "random"},
+            {"name": "z", "command": "random"}]
+    cfg = config_from_data({"bots": bots, "seed_file": "state/x/seed.txt"}, source="t.yaml", lines={}, base_dir=tmp_path)
+    problems = check_commands(cfg)
+    assert len(problems) == 1 and "the seed file" in problems[0] and "own working folder" in problems[0]
+    cfg = config_from_data({"bots": bots}, source="t.yaml", lines={}, base_dir=tmp_path)
+    cfg.private_paths = (str(tmp_path / "state" / "x" / "lane-1" / "k.key"),)
+    assert "the signing key" in check_commands(cfg)[0]
+
+
 def test_a_duel_group_gives_every_seat_of_a_bot_its_own_lane():
     from referee.duel import SEAT_LANES, SEATINGS
 
