@@ -179,9 +179,10 @@ def _bot_limits(memory_mb, processes, cpu_s, file_mb):
 def match(
     bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times, seats 0, 1, 2: NAME=COMMAND or a command alone: a built-in bot (random, robot, random:SEED) or a command line, e.g. js=\"node examples/js/bot.js\". The name (default: the built-in's, or the stem of the bot's file) and the bot's fingerprint identify it in the log and the tables."),
     partie: int = typer.Option(1, "--partie", "-n", min=1, max=MAX_PARTIE, help="How many partie (12 deals each) to play."),
-    seed: Optional[str] = typer.Option(None, help="Match seed (any text, at most 200 characters): partie N shuffles and cuts from SEED:N (protocol/LOGS.md, Seeds). Default: a fresh secret 128-bit seed from the OS, printed and revealed in the log's footer."),
+    seed: Optional[str] = typer.Option(None, help="Match seed (any text, at most 200 characters): partie N shuffles and cuts from SEED:N (protocol/LOGS.md, Seeds). A seed you give makes the decks reproducible, so public (the log says decks: public seed); a short one a bot can find by trying values. Default: a fresh secret 128-bit seed from the OS, revealed in the log's footer."),
+    seed_file: Optional[Path] = typer.Option(None, "--seed-file", dir_okay=False, help="Read the seed from this file (one line; hidden from the bots): a seed you choose that stays secret until the footer reveals it."),
     commit: bool = typer.Option(False, "--commit", help="Print the seed's SHA-256 before play (to publish) and the seed itself only after it; the log's header always holds the SHA-256."),
-    sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign the log with this Ed25519 private key (from marias keygen); check with marias validate --verify KEY.pub."),
+    sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign the log with this Ed25519 private key (from marias keygen), read before any bot starts and hidden from them; keep it outside every folder a bot is shown and outside --log. Check with marias validate --verify KEY.pub."),
     deck: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="File of starting decks, one per line (32 card codes); partie N uses line N."),
     move_time: int = typer.Option(2000, "--move-time", min=1, max=MAX_MOVE_MS, help="Time limit per decision, in ms."),
     startup_time: int = typer.Option(10000, "--startup-time", min=1, max=MAX_STARTUP_MS, help="Time limit for a bot to start and answer hello, in ms."),
@@ -210,14 +211,23 @@ def match(
     from .partie import new_seed, seed_sha256
     from .preflight import check_bots_apart
 
+    from .secrecy import PUBLIC, SECRET, hide_paths
+
     if seed is not None and len(seed) > MAX_SEED_CHARS:
         raise typer.BadParameter(f"a seed is at most {MAX_SEED_CHARS} characters, got {len(seed)}", param_hint="--seed")
+    if seed is not None and seed_file is not None:
+        raise typer.BadParameter("give --seed (public) or --seed-file (secret), not both", param_hint="--seed-file")
     secret = seed is None
-    if secret:
+    if seed_file is not None:
+        seed = _read_seed_file(seed_file)
+    elif secret:
         seed = new_seed()
     elif not seed.strip():
         raise typer.BadParameter("an empty seed", param_hint="--seed")
-    sign_key = _signing_key(sign) if sign is not None else None
+    kind = SECRET if secret else PUBLIC
+    if seed_file is not None or not secret:
+        _warn_seed(seed, kind, f"--seed-file {seed_file}" if seed_file is not None else "--seed")
+    sign_key = _signing_key(sign, log) if sign is not None else None
     specs = []
     for i, b in enumerate(_three(bot)):
         try:
@@ -229,7 +239,8 @@ def match(
 
     mode = _sandbox_mode(sandbox)
     bot_limits = _bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb)
-    hide = (str(deck.resolve()),) if deck is not None else ()  # every hand of the match is in it
+    # every hand of the match is in the deck file; the seed file deals them; the key forges logs
+    hide = hide_paths(deck, seed_file, sign)
     problems = check_bots_apart(specs, limits, SandboxConfig(mode, bot_limits, hide=hide))  # as they will play
     if problems:
         typer.echo("\n".join(f"error: {p}" for p in problems), err=True)
@@ -255,7 +266,7 @@ def match(
     config = MatchConfig(
         bots=specs, partie=partie, seed=seed, decks=decks, limits=limits,
         policy=FaultPolicy(max_faults=max_faults), log_path=log_path, transcript=transcript, sign_key=sign_key,
-        sandbox=mode, sandbox_limits=bot_limits, sandbox_hide=hide,
+        sandbox=mode, sandbox_limits=bot_limits, sandbox_hide=hide, seed_kind=kind,
     )
     if commit:
         typer.echo(f"seed sha256: {commitment}")  # before play, to be published
@@ -265,7 +276,7 @@ def match(
     progress = None if quiet or as_json else (lambda line: typer.echo(line, err=True))
     result = run_match(config, progress)
     if as_json:
-        typer.echo(json.dumps({**result.to_dict(), "seed": seed, "seed_sha256": commitment}, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps({**result.to_dict(), "seed": seed, "seed_sha256": commitment, "decks": kind}, indent=2, ensure_ascii=False))
         return
     from .tables import fault_rows, match_rows, seat_rows
 
@@ -276,21 +287,49 @@ def match(
         typer.echo("")
         typer.echo(tabulate(fault_rows(result), headers="keys", tablefmt="simple"))
     typer.echo(f"\nseed: {seed}\nseed sha256: {commitment}")
+    typer.echo(f"decks: {kind}")
     typer.echo(f"\nsandbox: {result.sandbox}")
     if log_path is not None:
         typer.echo(f"log: {log_path}" + (" (signed)" if sign_key is not None else ""))
     typer.echo(f"bots' stderr: {result.stderr_dir}")
 
 
-def _signing_key(path: Path):
-    """The Ed25519 private key of --sign, or a clear error."""
+def _signing_key(path: Path, output: Optional[Path] = None):
+    """The Ed25519 private key of --sign, read now (before any bot starts), or a clear error.
+    A key inside the output folder would be published with the logs: refused."""
     from .seal import load_signing_key
+    from .secrecy import inside, readable_by_others
 
+    if output is not None and path.exists() and inside(path, output):
+        typer.echo(f"error: --sign {path}: the key lies inside the output folder {output}, which is published with "
+                   f"the logs; keep it elsewhere (outside every folder a bot is shown, too)", err=True)
+        raise typer.Exit(2)
     try:
-        return load_signing_key(path)
+        key = load_signing_key(path)
     except (OSError, ValueError) as e:
         typer.echo(f"error: --sign {path}: {getattr(e, 'strerror', None) or e}", err=True)
         raise typer.Exit(2)
+    if readable_by_others(path):
+        typer.echo(f"warning: --sign {path}: other users may read this key (chmod 600 {path})", err=True)
+    return key
+
+
+def _read_seed_file(path: Path) -> str:
+    """The seed of --seed-file, or exit 2 naming the file."""
+    from .secrecy import SeedFileError, read_seed_file
+
+    try:
+        return read_seed_file(path)
+    except SeedFileError as e:
+        typer.echo(f"error: --seed-file: {e}", err=True)
+        raise typer.Exit(2)
+
+
+def _warn_seed(seed: str, kind: str, where: str) -> None:
+    from .secrecy import seed_warnings
+
+    for w in seed_warnings(seed, kind, where):
+        typer.echo(f"warning: {w}", err=True)
 
 
 @app.command()
@@ -308,7 +347,10 @@ def keygen(
     except (OSError, ValueError) as e:
         typer.echo(f"error: {getattr(e, 'strerror', None) or e}", err=True)
         raise typer.Exit(2)
-    typer.echo(f"private key: {private} (keep it secret; sign with --sign {private})")
+    typer.echo(f"private key: {private} (mode 0600; keep it secret; sign with --sign {private})")
+    typer.echo("  keep it outside every folder a bot is shown (a tournament file's folder, a bot's cwd or workdir) and "
+               "outside the output folder (it is published with the logs); marias hides the --sign file from the "
+               "bots, but no copy of it elsewhere")
     typer.echo(f"public key:  {public} (verify with marias validate --verify {public})")
     typer.echo(f"public key:  {text}")
 
@@ -675,7 +717,8 @@ def tournament(
     gauntlet: Optional[str] = typer.Option(None, "--gauntlet", help="The bot that meets every pair of the others (format gauntlet)."),
     partie: Optional[int] = typer.Option(None, "--partie", "-n", help="Partie per table and seat arrangement (default 1)."),
     arrangements: Optional[str] = typer.Option(None, "--arrangements", help="all (6, default), rotations (3) or fixed (1)."),
-    seed: Optional[str] = typer.Option(None, help="Tournament seed (default: a fresh random 128-bit seed, printed and stored in the output folder, so a resume goes on with it)."),
+    seed: Optional[str] = typer.Option(None, help="Tournament seed. One you give makes the decks reproducible, so public (logs and tables say decks: public seed); a short one a bot can find by trying values. Default: a fresh secret 128-bit seed, stored in the output folder, so a resume goes on with it."),
+    seed_file: Optional[Path] = typer.Option(None, "--seed-file", dir_okay=False, help="Read the tournament seed from this file (one line; hidden from the bots, like the deal book): a seed you choose that stays secret."),
     deal_book: Optional[Path] = typer.Option(None, "--deal-book", help="File of starting decks, one per line of 32 card codes."),
     deck_scope: Optional[str] = typer.Option(None, "--deck-scope", help="table (default: each table its own decks) or tournament (every table the same decks)."),
     move_time: Optional[int] = typer.Option(None, "--move-time", help="Time per decision in ms (default 2000)."),
@@ -688,8 +731,8 @@ def tournament(
     resume: bool = typer.Option(False, "--resume", help="Finish a stopped tournament (running the same command again does the same, but --resume insists that it exists)."),
     allow_changed_bots: bool = typer.Option(False, "--allow-changed-bots", help="Resume even though a bot's files changed (its fingerprint); the tables then show the two versions apart."),
     table_format: str = typer.Option("text", "--table-format", "-t", help=_TABLE_FORMAT_HELP),
-    sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign every unit's log with this Ed25519 private key (from marias keygen); check with marias validate --verify KEY.pub."),
-    commit: bool = typer.Option(False, "--commit", help="Print the SHA-256 of the tournament seed before play (to publish it)."),
+    sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign every unit's log with this Ed25519 private key (from marias keygen), read before any bot starts and hidden from them; keep it outside every folder a bot is shown and outside the output folder. Check with marias validate --verify KEY.pub."),
+    commit: bool = typer.Option(False, "--commit", help="Print the SHA-256 of the tournament seed before play (to publish it), and the seed only at the end (YAML: commit: true)."),
     series: Optional[int] = typer.Option(None, "--series", min=1, max=MAX_SERIES, help="Add the series table (R10): each bot's N best partie."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     sandbox: Optional[str] = typer.Option(None, "--sandbox", help=_SANDBOX_HELP + " Default: the configuration's sandbox: (auto)."),
@@ -707,7 +750,7 @@ def tournament(
     if table_format not in standings.FORMATS:
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--table-format")
     flags = {"format": format_, "gauntlet": gauntlet, "partie": partie, "arrangements": arrangements, "seed": seed,
-             "deal_book": deal_book, "deck_scope": deck_scope, "move_ms": move_time, "startup_ms": startup_time,
+             "seed_file": seed_file, "deal_book": deal_book, "deck_scope": deck_scope, "move_ms": move_time, "startup_ms": startup_time,
              "bank_ms": bank, "increment_ms": increment, "max_faults": max_faults,
              "memory_mb": bot_memory_mb, "processes": bot_processes, "cpu_s": bot_cpu_s, "file_mb": bot_file_mb}
     try:
@@ -715,7 +758,8 @@ def tournament(
             given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])
             if given:
                 typer.echo(f"error: with a configuration file, change {', '.join(given)} in the file "
-                           f"(only --concurrency, --out, --sandbox, --cluster and --allow-changed-bots may be given with it)", err=True)
+                           f"(only --concurrency, --out, --sandbox, --cluster, --sign, --commit and --allow-changed-bots "
+                           f"may be given with it)", err=True)
                 raise typer.Exit(2)
             cfg = load_config(config)
         else:
@@ -737,17 +781,14 @@ def tournament(
         cfg.cluster = cluster.strip()
     cfg.allow_changed_bots = allow_changed_bots
     cfg.sandbox = _sandbox_mode(sandbox or cfg.sandbox)  # resolved once here: the workers neither probe nor warn
-    sign_key = _signing_key(sign) if sign is not None else None
-    if commit:
-        from .partie import seed_sha256
-        typer.echo(f"seed sha256: {seed_sha256(cfg.seed)}")
-        sys.stdout.flush()
+    cfg.commit = cfg.commit or commit
+    sign_key = _event_setup(cfg, sign)
     if cfg.format == "head-to-head":  # a file with format: head-to-head is a duel
         if cfg.cluster:
             typer.echo("error: a head-to-head test decides as its groups come in and runs on the local pool; "
                        "leave out --cluster / cluster:", err=True)
             raise typer.Exit(2)
-        _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
+        _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet, sign_key=sign_key)
         return
     try:
         run = run_tournament(cfg, resume=resume, stream=None if quiet else sys.stderr,
@@ -761,10 +802,12 @@ def tournament(
     if run.interrupted:
         typer.echo(f"stopped: {run.done} of {run.units} partie played; run the same command (or add --resume) to finish.", err=True)
         raise typer.Exit(130)
-    if quiet and cfg.seed_drawn:
+    if cfg.commit:
+        typer.echo(f"seed: {cfg.seed} (its SHA-256 was published before play)", err=True)
+    elif quiet and cfg.seed_drawn:
         typer.echo(f"seed {cfg.seed} (drawn at random; kept in {cfg.output / 'tournament.json'})", err=True)
     text, skipped, _ = standings.report([cfg.output], fmt=table_format, series=series)
-    typer.echo(text)
+    typer.echo(_with_decks_line(text, [cfg.output], table_format))
     for note in skipped:
         typer.echo(f"note: {note}", err=True)
     _exit_on_failed_units(run.failed)
@@ -782,7 +825,10 @@ def duel(
     beta: Optional[float] = typer.Option(None, "--beta", help="Chance of accepting H0 when H1 holds (default 0.05)."),
     max_groups: Optional[int] = typer.Option(None, "--max-groups", help="Stop without a decision after this many groups of six partie (default 1000)."),
     concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Partie played at once (default: the number of CPUs)."),
-    seed: Optional[str] = typer.Option(None, help="Seed of the decks: group K is shuffled from SEED:gK (default 1)."),
+    seed: Optional[str] = typer.Option(None, help="Seed of the decks: group K is shuffled from SEED:gK. One you give makes the decks reproducible, so public; a short one a bot can find by trying values. Default: a fresh secret 128-bit seed, stored in the output folder."),
+    seed_file: Optional[Path] = typer.Option(None, "--seed-file", dir_okay=False, help="Read the seed from this file (one line; hidden from the bots): a seed you choose that stays secret."),
+    commit: bool = typer.Option(False, "--commit", help="Print the seed's SHA-256 before play (to publish it), and the seed only at the end."),
+    sign: Optional[Path] = typer.Option(None, "--sign", dir_okay=False, help="Sign every partie's log with this Ed25519 private key (from marias keygen), read before any bot starts and hidden from them; keep it outside every folder a bot is shown and outside --out."),
     deal_book: Optional[Path] = typer.Option(None, "--deal-book", help="File of starting decks, one per line; group K plays line K (needs max-groups lines)."),
     move_time: Optional[int] = typer.Option(None, "--move-time", help="Time per decision in ms (default 2000)."),
     startup_time: Optional[int] = typer.Option(None, "--startup-time", help="Time to start and answer hello in ms (default 10000)."),
@@ -798,15 +844,49 @@ def duel(
 
     try:
         cfg = duel_config(a, b, h0=h0, h1=h1, alpha=alpha, beta=beta, max_groups=max_groups, seed=seed,
-                          deal_book=deal_book, move_ms=move_time, startup_ms=startup_time, max_faults=max_faults,
+                          seed_file=seed_file, commit=commit or None, deal_book=deal_book, move_ms=move_time, startup_ms=startup_time, max_faults=max_faults,
                           concurrency=concurrency, output=str(out) if out is not None else None)
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p.replace('command line: --bot ', 'bot ').replace('command line: ', '')}" for p in e.problems), err=True)
         raise typer.Exit(2)
-    _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet)
+    sign_key = _event_setup(cfg, sign)
+    _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet, sign_key=sign_key)
 
 
-def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
+def _event_setup(cfg, sign: Optional[Path]):
+    """Before a tournament or duel starts: warnings about the seed, and the signing key read now
+    (refused inside the output folder) and added to what no bot may see."""
+    from .secrecy import PUBLIC, hide_paths
+
+    if cfg.seed is not None and (cfg.seed_kind == PUBLIC or cfg.seed_file is not None):
+        where = (f"the seed file {cfg.seed_file}" if cfg.seed_file is not None
+                 else "seed" if cfg.source == "command line" else f"{cfg.where('seed')}")
+        _warn_seed(cfg.seed, cfg.seed_kind, where)
+    if sign is None:
+        return None
+    key = _signing_key(sign, cfg.output)
+    cfg.private_paths = tuple(cfg.private_paths) + hide_paths(sign)
+    return key
+
+
+def _with_decks_line(text: str, paths, fmt: str) -> str:
+    """A table's text with the line saying whether its decks were public (referee/secrecy.py)."""
+    from .secrecy import decks_line, decks_summary, table_logs
+
+    if fmt == "json":  # a key of the object
+        summary = decks_summary(table_logs(paths))
+        try:
+            body = json.loads(text)
+        except ValueError:
+            return text
+        if summary is None or not isinstance(body, dict):
+            return text
+        return json.dumps({**body, "decks": summary}, indent=2, ensure_ascii=False)
+    line = decks_line(paths, fmt)
+    return text if line is None else f"{text.rstrip()}\n\n{line}\n" if fmt != "csv" else f"{text.rstrip()}\n{line}\n"
+
+
+def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool, sign_key=None) -> None:
     from . import duel as duel_mod
     from . import standings
     from .tournament import ConfigError, TournamentError
@@ -814,7 +894,7 @@ def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
     if table_format not in standings.FORMATS:
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
     try:
-        run = duel_mod.run_duel(cfg, resume=resume, stream=None if quiet else sys.stderr)
+        run = duel_mod.run_duel(cfg, resume=resume, stream=None if quiet else sys.stderr, sign_key=sign_key)
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p}" for p in e.problems), err=True)
         raise typer.Exit(2)
@@ -825,6 +905,8 @@ def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool) -> None:
         typer.echo(f"stopped: {run.test.n} group(s) counted; run the same command (or add --resume) to continue the test.", err=True)
         raise typer.Exit(130)
     typer.echo(duel_mod.render(run.result, table_format))
+    if cfg.commit:
+        typer.echo(f"seed: {cfg.seed} (its SHA-256 was published before play)", err=True)
     _exit_on_failed_units(run.failed)
     if not quiet:
         typer.echo(f"{run.test.n} group(s) ({run.played} partie played now) in {cfg.output}; "
@@ -872,7 +954,7 @@ def table_cmd(
     if not t.parties and not t.head_to_head:
         typer.echo("error: no complete, valid log found", err=True)
         raise typer.Exit(1)
-    typer.echo(text)
+    typer.echo(text if t.head_to_head and not t.parties else _with_decks_line(text, paths, table_format))
 
 
 @bench_app.command("tournament")

@@ -36,6 +36,11 @@ from .sprt import H0, H1, SPRT, TRUNCATED, SPRTState
 
 #: the six seatings of a group, as indices into (A, B) for seats 0, 1, 2
 SEATINGS: tuple[tuple[int, int, int], ...] = ((0, 0, 1), (0, 1, 0), (1, 0, 0), (1, 1, 0), (1, 0, 1), (0, 1, 1))
+#: for each seating and seat, the workdir lane of the bot there: the k-th seat its bot takes in a group,
+#: so that no two of a bot's instances on one deck (nor its two seats at one table) share a folder
+SEAT_LANES: tuple[tuple[int, int, int], ...] = tuple(
+    tuple(sum(1 for j, t in enumerate(SEATINGS) for q in range(3) if t[q] == s[seat] and (j, q) < (i, seat))
+          for seat in range(3)) for i, s in enumerate(SEATINGS))  # type: ignore[misc]
 UNIT_FILE_RE = re.compile(r"g(\d+)-s([ab]{3})\.")  # a unit's log or one of its bots' files
 
 
@@ -158,7 +163,14 @@ def decision_text(plan: Plan, st: SPRTState) -> str:
     return "no decision yet (the test continues)"
 
 
-def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None) -> dict:
+def decks_of(folder: Path) -> str | None:
+    """What the folder's logs say of their decks (referee/secrecy.py): public or secret seed."""
+    from .secrecy import decks_summary, table_logs
+
+    return decks_summary(table_logs([Path(folder) / T.LOGS_DIR]))
+
+
+def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None, decks: str | None = None) -> dict:
     t = plan.test
     e = st.estimate
     return {
@@ -172,6 +184,7 @@ def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None) -> 
         "los": None if e is None or e.los is None else round(e.los, 6),
         "samples": [round(x, 4) for x in st.samples],
         "ignored_groups": list(ignored or []),
+        "decks": decks,
     }
 
 
@@ -193,6 +206,8 @@ def render(r: dict, fmt: str = "text") -> str:
             (f"{r['a']} - {r['b']}", f"{est} groše per partie"), ("LOS", f"{los} (likelihood that {r['a']} is better)"),
             ("design", f"h0 {r['h0']:g}, h1 {r['h1']:g} groše per partie, alpha {r['alpha']:g}, beta {r['beta']:g}, "
                        f"max groups {r['max_groups']}")]
+    if r.get("decks"):
+        rows.append(("decks", r["decks"]))
     if r["ignored_groups"]:
         rows.append(("not counted", f"{len(r['ignored_groups'])} group(s) finished after the decision"))
     if fmt == "csv":
@@ -222,7 +237,7 @@ def report(folder) -> dict:
     plan = plan_from_state(canon)
     sc = scan(folder, plan)
     st = sc.state()
-    return result_dict(plan, st, sc.ignored_groups(st.n))
+    return result_dict(plan, st, sc.ignored_groups(st.n), decks_of(folder))
 
 
 # ------------------------------------------------------------------ the runner
@@ -242,7 +257,7 @@ class DuelRun:
 
     @property
     def result(self) -> dict:
-        return result_dict(self.plan, self.test, self.ignored)
+        return result_dict(self.plan, self.test, self.ignored, decks_of(self.config.output))
 
 
 def _progress_line(plan: Plan, st: SPRTState) -> str:
@@ -258,12 +273,20 @@ def _progress_line(plan: Plan, st: SPRTState) -> str:
             f"{plan.a} - {plan.b} {est} groše/partie (95%)")
 
 
-def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | None = None) -> DuelRun:
-    """Play the head-to-head test of ``cfg`` until it decides (or max_groups); continue a stopped one."""
+def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
+             sign_key=None) -> DuelRun:
+    """Play the head-to-head test of ``cfg`` until it decides (or max_groups); continue a stopped one.
+    ``sign_key`` (an Ed25519 key: PEM path, raw bytes or key object) signs every partie's log."""
+    if sign_key is not None:
+        from .seal import signing_key_bytes
+        from .secrecy import hide_paths
+
+        if isinstance(sign_key, (str, os.PathLike)):  # its file, wherever it lies, no bot may see
+            cfg.private_paths = tuple(dict.fromkeys((*cfg.private_paths, *hide_paths(sign_key))))
+        sign_key = signing_key_bytes(sign_key)  # read once, before any bot starts; plain bytes travel to the workers
     problems = T.check_commands(cfg)
     if problems:
         raise T.ConfigError(problems)
-    plan = plan_of(cfg)
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -274,7 +297,9 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
             stream.flush()
 
     with T._FolderLock(out) as lock:
-        state = T.prepare_output(cfg, resume=resume)
+        state = T.prepare_output(cfg, resume=resume)  # the seed: given, stored, or drawn now
+        plan = plan_of(cfg)  # only now: every group's decks follow from the seed
+        T.announce_seed(cfg, state, say if stream is not None else None)
         (out / T.LOGS_DIR).mkdir(exist_ok=True)
         sc = scan(out, plan)
         for uid, why in sorted(sc.bad.items()):  # incomplete or invalid: played again from the start
@@ -287,12 +312,13 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
             say(f"resuming {out}: {before} group(s) counted" + (f", {_progress_line(plan, st)}" if st.n else ""))
         played, failed, interrupted = 0, [], False
         if not st.done:
-            st, played, failed, interrupted = _play(cfg, plan, sc, st, say, close_fds=(lock.f.fileno(),))
+            st, played, failed, interrupted = _play(cfg, plan, sc, st, say, close_fds=(lock.f.fileno(),),
+                                                    sign_key=sign_key)
     ignored = sc.ignored_groups(st.n)
     return DuelRun(cfg, plan, state, st, before, played, failed, interrupted, time.perf_counter() - t0, ignored)
 
 
-def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, close_fds=()):
+def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, close_fds=(), sign_key=None):
     """The pool: units in group order, at most ``workers`` in flight; the test advances as groups complete."""
     out = cfg.output
     logs = out / T.LOGS_DIR
@@ -327,7 +353,7 @@ def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, clo
                 if u is None:
                     exhausted = True
                     break
-                job = T.unit_job(cfg, u, logs)
+                job = T.unit_job(cfg, u, logs, sign_key, lanes=SEAT_LANES[SEATINGS.index(u.arrangement)])
                 pool.submit(Task(u.id, job, T.unit_wall_seconds(cfg, u), u.seats,
                                    tuple(tuple(spec.argv) for spec in job["specs"])))
                 running[u.id] = u

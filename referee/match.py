@@ -37,6 +37,7 @@ from .deal import Deal, IllegalAction
 from .explain import FaultContext, describe, printable
 from .faults import BotFault, FaultKind, evidence
 from .partie import Partie, derive_seed, new_seed
+from .secrecy import PUBLIC
 from .process import BotCommand, BotProcess, Poller, encode_line
 from .streams import open_private
 from .seat import Clock, InProcessSeat, Seat
@@ -176,6 +177,7 @@ class MatchConfig:
     sandbox: str = "auto"  # auto | bwrap | required | none (referee/sandbox.py); resolved when the match starts
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     sandbox_hide: tuple[str, ...] = ()  # more referee output (files, folders) no bot may see
+    seed_kind: str | None = None  # "secret seed" (drawn, or from a seed file) or "public seed" (given; the default)
 
 
 @dataclass
@@ -451,6 +453,8 @@ class Referee:
         """Each bot's sandbox: the match's limits with its own, and what it must not see."""
         cfg = self.config
         outputs = [*transcripts, *(str(p.stderr_path) for p in players), *map(str, cfg.sandbox_hide)]
+        if isinstance(cfg.sign_key, (str, os.PathLike)):  # a signing key given by its file: no bot reads it
+            outputs += [str(cfg.sign_key), os.path.realpath(cfg.sign_key)]
         if cfg.log_path is not None:
             outputs.append(str(cfg.log_path))
         elif cfg.work_dir is not None:
@@ -471,6 +475,7 @@ class Referee:
         return {
             "referee_version": __version__,
             "seed": cfg.seed,
+            "decks": cfg.seed_kind or PUBLIC,  # what a seed given by its caller is: reproducible, so public
             "partie": cfg.partie,
             "bots": [{"seat": p.seat, **p.spec.to_dict(), "name": p.name, "version": p.version,
                       "exe_sha256": p.spec.exe_sha256()} for p in players],

@@ -38,6 +38,7 @@ from .cards import Card
 from .identity import file_sha256
 from .match import FaultPolicy, MatchConfig, run_match
 from .pool import Outcome, Pool, Task
+from .secrecy import PUBLIC, SECRET
 from .tournament_config import (  # the configuration; callers may reach these as referee.tournament.X too
     HEAD_TO_HEAD, ARRANGEMENTS, CLUSTER_RE, ConfigError, TournamentError,
     TournamentConfig, load_config, config_from_options, check_commands, canonical,
@@ -110,12 +111,45 @@ def unit_seed(cfg: TournamentConfig, unit: Unit, bot: str) -> str:
     return hashlib.sha256(f"{cfg.seed}:{unit.id}:{bot}".encode()).hexdigest()[:16]
 
 
-def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | None = None) -> dict:
-    """Everything a worker needs to play ``unit`` (plain data)."""
+def workdir_lanes(cfg: TournamentConfig, unit: Unit) -> tuple[int, int, int]:
+    """For each seat, the lane (0-based) of its bot's persistent ``workdir``: the sub-folder
+    ``lane-N`` it plays in.  No two of a bot's instances that start from the same deck share a
+    lane — not the arrangements of one table's partie, nor (``decks.scope: tournament``) the
+    tables that deal the same deck — so what one saw of a deck no other reads; each lane keeps
+    what the bot learnt from every other deck it played there.
+
+    With scope ``table`` a bot sits once in every arrangement of its table: the lane is the
+    arrangement's index.  With scope ``tournament`` it is (the table's rank among the bot's
+    tables) x arrangements + the arrangement's index."""
+    arrs = ARRANGEMENTS[cfg.arrangements]
+    i = arrs.index(tuple(unit.arrangement))
+    if cfg.deck_scope != "tournament":
+        return (i, i, i)
+    tbs = tables(cfg)
+    out = []
+    for name in unit.seats:
+        mine = [t for t, tb in enumerate(tbs, 1) if name in tb]
+        out.append(mine.index(unit.table) * len(arrs) + i)
+    return tuple(out)  # type: ignore[return-value]
+
+
+def lane_folder(root: str, lane: int) -> str:
+    return str(Path(root) / f"lane-{lane + 1}")
+
+
+def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | None = None,
+             lanes: tuple[int, int, int] | None = None) -> dict:
+    """Everything a worker needs to play ``unit`` (plain data).  ``lanes``: each seat's
+    workdir lane (:func:`workdir_lanes` unless given; a head-to-head test gives its own)."""
     fps = cfg.fingerprints()
     specs = [cfg.bot(n).spec(cfg.base_dir, seed=unit_seed(cfg, unit, n), fingerprint=fps[n]) for n in unit.seats]
+    if any(s.workdir for s in specs):
+        lanes = lanes if lanes is not None else workdir_lanes(cfg, unit)
+        for spec, lane in zip(specs, lanes):
+            if spec.workdir:
+                spec.workdir = lane_folder(spec.workdir, lane)
     deck = cfg.decks[unit.deck_slot] if cfg.decks is not None else None
-    return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "partie": unit.partie,
+    return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "seed_kind": cfg.seed_kind, "partie": unit.partie,
             "deck": [int(c) for c in deck] if deck is not None else None, "limits": cfg.limits,
             "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"), "seats": list(unit.seats),
             "sign_key": sign_key,
@@ -123,8 +157,13 @@ def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | No
 
 
 def sandbox_hide(cfg: TournamentConfig) -> tuple[str, ...]:
-    """What no bot of the tournament may see: its output folder and its deal book (every hand is in it)."""
-    return tuple(str(Path(p).resolve()) for p in (cfg.output, cfg.deck_book) if p is not None)
+    """What no bot of the tournament may see: its output folder, its deal book (every hand is in it),
+    its seed file, its configuration file, the signing key, and every bot's persistent workdir
+    (each bot's own lane is mounted back for it alone)."""
+    from .secrecy import hide_paths
+
+    workdirs = [str((cfg.base_dir / b.workdir).resolve()) for b in cfg.bots if b.workdir]
+    return hide_paths(cfg.output, cfg.deck_book, cfg.seed_file, cfg.config_file, *cfg.private_paths, *workdirs)
 
 
 def unit_wall_seconds(cfg: TournamentConfig, unit: Unit) -> float:
@@ -145,7 +184,7 @@ def play_unit(job: dict) -> dict:
     config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
                          limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]), log_path=log,
                          sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
-                         sandbox_hide=job["sandbox_hide"])
+                         sandbox_hide=job["sandbox_hide"], seed_kind=job.get("seed_kind"))
     t0 = time.perf_counter()
     result = run_match(config)
     seconds = time.perf_counter() - t0
@@ -347,6 +386,7 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
             raise TournamentError(f"{state}: not a tournament state file ({e}); use another output folder") from None
         if cfg.seed is None:
             cfg.seed = str(old_cfg.get("seed"))
+            cfg.seed_kind = old.get("decks") or (SECRET if old.get("seed_drawn") else PUBLIC)
         canon = canonical(cfg)
         changes = diff_config(old_cfg, canon)
         bot_changes = [c for c in changes if c.startswith("fingerprints.")]
@@ -380,12 +420,31 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
     units = plan_units(cfg)
     body = {"format": STATE_FORMAT, "version": 1, "config": canon,
             "config_sha256": hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest(),
-            "seed_drawn": cfg.seed_drawn,
+            "seed_drawn": cfg.seed_drawn, "decks": cfg.seed_kind,
             "source": cfg.source, "units": len(units), "deals": 12 * len(units),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     _write_json(out / MANIFEST_FILE, manifest(cfg))
     _write_json(state, body)
     return "new"
+
+
+def announce_seed(cfg: TournamentConfig, state: str, say: Callable[[str], None] | None) -> None:
+    """Once the seed is known (drawn, stored or given) and before anything is played: with
+    ``cfg.commit`` its SHA-256 on stdout (to publish; the seed itself only at the end), otherwise
+    the seed on ``say`` (stderr); and whether the decks are public."""
+    import sys
+
+    from .partie import seed_sha256
+
+    how = ("drawn at random" if cfg.seed_drawn else "stored" if state == "resume" and cfg.seed_file is None
+           else "read from " + str(cfg.seed_file) if cfg.seed_file is not None else "given")
+    if cfg.commit:
+        sys.stdout.write(f"seed sha256: {seed_sha256(cfg.seed)}\n")
+        sys.stdout.flush()
+        if say is not None:
+            say(f"seed committed ({how}; decks: {cfg.seed_kind}); revealed when the play is over")
+    elif say is not None:
+        say(f"seed {cfg.seed} ({how}; kept in {cfg.output / STATE_FILE}; decks: {cfg.seed_kind})")
 
 
 # ------------------------------------------------------------------ progress
@@ -497,6 +556,8 @@ def preflight(cfg: TournamentConfig) -> None:
     from .sandbox import SandboxConfig
 
     specs = [b.spec(cfg.base_dir, seed="preflight") for b in cfg.bots]
+    for spec in specs:  # a fresh folder: the check needs no persistence, and must not reach every lane at once
+        spec.workdir = None
     problems = check_bots_apart(specs, cfg.limits, SandboxConfig(cfg.sandbox, cfg.bot_limits, hide=sandbox_hide(cfg)))
     if problems:
         raise ConfigError(problems)
@@ -512,7 +573,11 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
         raise TournamentError("format head-to-head is a sequential test: run it with referee.duel.run_duel (marias duel)")
     if sign_key is not None:
         from .seal import signing_key_bytes
-        sign_key = signing_key_bytes(sign_key)  # plain bytes travel to the workers
+        from .secrecy import hide_paths
+
+        if isinstance(sign_key, (str, os.PathLike)):  # its file, wherever it lies, no bot may see
+            cfg.private_paths = tuple(dict.fromkeys((*cfg.private_paths, *hide_paths(sign_key))))
+        sign_key = signing_key_bytes(sign_key)  # read once, before any bot starts; plain bytes travel to the workers
     if check:
         preflight(cfg)
     out = cfg.output
@@ -524,9 +589,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
         logs.mkdir(exist_ok=True)
         units = plan_units(cfg)
         progress = Progress(len(units), 0, stream, interval)
-        if stream is not None:
-            how = "drawn at random" if cfg.seed_drawn else ("stored" if state == "resume" else "given")
-            progress.message(f"seed {cfg.seed} ({how}; kept in {out / STATE_FILE})")
+        announce_seed(cfg, state, progress.message if stream is not None else None)
         done_log = journal(out)
         pending: list[Unit] = []
         accepted: dict[str, str] = {}  # log (relative to out) -> its SHA-256: what the results database may hold

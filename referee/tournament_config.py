@@ -23,6 +23,7 @@ from .cards import Card
 from .identity import NAME_RE, IdentityError, missing_paths
 from .match import BUILTIN_BOTS, BotSpec, Limits, load_decks
 from .sandbox import MODES as SANDBOX_MODES, SandboxLimits
+from .secrecy import PUBLIC, SECRET, SeedFileError, read_seed_file
 
 
 FORMATS = ("round-robin", "gauntlet", "head-to-head")
@@ -35,7 +36,7 @@ ARRANGEMENTS: dict[str, list[tuple[int, int, int]]] = {
 }
 DECK_SCOPES = ("table", "tournament")
 
-TOP_KEYS = ("name", "seed", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
+TOP_KEYS = ("name", "seed", "seed_file", "commit", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
             "concurrency", "output", "bots", "sprt", "sandbox", "bot_limits", "cluster")
 BOT_LIMIT_KEYS = ("memory_mb", "processes", "cpu_s", "file_mb")  # referee/sandbox.py SandboxLimits
 BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms", *BOT_LIMIT_KEYS, "workdir")
@@ -133,6 +134,11 @@ class TournamentConfig:
     allow_changed_bots: bool = False  # a resume accepts bots whose fingerprint changed
     cluster: str | None = None  # a Dask scheduler's address (tcp://HOST:8786): play there (referee/cluster.py)
     seed_drawn: bool = False  # the seed was drawn at random by this run
+    seed_kind: str = SECRET  # PUBLIC: given in the configuration (reproducible); SECRET: drawn, or read from seed_file
+    seed_file: Path | None = None  # where a secret seed was read from (hidden from every bot)
+    commit: bool = False  # print the seed's SHA-256 before play and the seed only after it
+    config_file: Path | None = None  # the YAML file (hidden from every bot: it may name or hold secrets)
+    private_paths: tuple[str, ...] = ()  # more files no bot may see: the signing key (not part of the configuration)
     _fingerprints: dict[str, str] | None = field(default=None, repr=False)
 
     def bot(self, name: str) -> BotEntry:
@@ -214,8 +220,9 @@ def load_config(path: str | os.PathLike) -> TournamentConfig:
     lines = _yaml_lines(node, problems=problems, source=source)
     if problems:
         raise ConfigError(problems)
-    return config_from_data(data, source=source, lines=lines, base_dir=path.resolve().parent,
-                            default_name=path.stem)
+    cfg = config_from_data(data, source=source, lines=lines, base_dir=path.resolve().parent, default_name=path.stem)
+    cfg.config_file = path.resolve()
+    return cfg
 
 
 def config_from_options(bots: list[str], **options) -> TournamentConfig:
@@ -239,9 +246,9 @@ def config_from_options(bots: list[str], **options) -> TournamentConfig:
     if problems:
         raise ConfigError(problems)
     data: dict[str, Any] = {"bots": entries}
-    for key in ("name", "seed", "format", "gauntlet", "partie", "arrangements", "concurrency", "output"):
+    for key in ("name", "seed", "seed_file", "commit", "format", "gauntlet", "partie", "arrangements", "concurrency", "output"):
         if options.get(key) is not None:
-            data[key] = options[key]
+            data[key] = str(options[key]) if key == "seed_file" else options[key]
     decks = {k: options[o] for k, o in (("book", "deck_book"), ("scope", "deck_scope")) if options.get(o) is not None}
     if decks:
         data["decks"] = {k: str(v) if k == "book" else v for k, v in decks.items()}
@@ -272,14 +279,30 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
     cfg = TournamentConfig(bots=[], base_dir=base_dir, source=source, lines=dict(lines))
     cfg.name = c.text(data, ("name",), default=default_name) or default_name
     seed = data.get("seed")
+    seed_file = c.text(data, ("seed_file",))
+    if seed_file is not None and seed is not None:
+        c.err(("seed_file",), "give either seed (public: reproducible by anyone who knows it) or seed_file (kept secret), not both")
+    elif seed_file is not None:
+        seed_file = os.path.expanduser(seed_file)
+        sf = Path(seed_file) if os.path.isabs(seed_file) else base_dir / seed_file
+        try:
+            cfg.seed = read_seed_file(sf)
+            cfg.seed_file = sf
+        except SeedFileError as e:
+            c.err(("seed_file",), str(e))
+    commit = data.get("commit")
+    if commit is not None and not isinstance(commit, bool):
+        c.err(("commit",), f"true or false, got {_kind(commit)}")
+    cfg.commit = bool(commit)
     if seed is None:
-        cfg.seed = None
+        pass  # drawn when the tournament is created, or read from seed_file
     elif isinstance(seed, bool) or not isinstance(seed, (int, str)) or (isinstance(seed, str) and not seed.strip()):
         c.err(("seed",), f"a seed is a whole number or a non-empty string, got {_kind(seed)}")
     elif len(str(seed).strip()) > MAX_SEED_CHARS:
         c.err(("seed",), f"a seed is at most {MAX_SEED_CHARS} characters, got {len(str(seed).strip())}")
     else:
         cfg.seed = str(seed).strip()
+        cfg.seed_kind = PUBLIC
     cfg.format = c.choice(data, ("format",), FORMATS, "round-robin")
     cfg.partie = c.integer(data, ("partie",), 1, minimum=1, maximum=MAX_PARTIE)
     cfg.arrangements = c.choice(data, ("arrangements",), tuple(ARRANGEMENTS), "all")
@@ -535,6 +558,8 @@ def check_commands(cfg: TournamentConfig) -> list[str]:
     command names (``python3 ./nope.py``), each with the configuration line of the bot."""
     problems = []
     for i, b in enumerate(cfg.bots):
+        if b.workdir:
+            problems += _workdir_problems(cfg, i, b)
         if b.builtin:
             continue
         spec = b.spec(cfg.base_dir, seed="0")
@@ -544,6 +569,34 @@ def check_commands(cfg: TournamentConfig) -> list[str]:
         for problem in missing_paths(spec.argv, spec.cwd):
             problems.append(f"{cfg.where('bots', i, 'command')}: {problem}")
     return problems
+
+
+def _workdir_problems(cfg: TournamentConfig, i: int, b: BotEntry) -> list[str]:
+    """A persistent workdir must be a folder of its own: the bot's lanes are sub-folders of it,
+    hidden from each other, which cannot be done where the bot must see the folder itself (its
+    start folder, its program or a file it names lies inside)."""
+    from .secrecy import inside
+
+    root = (cfg.base_dir / b.workdir).resolve()
+    spec = b.spec(cfg.base_dir, seed="0")
+    start = spec.cwd or os.getcwd()  # a built-in starts where marias runs
+    seen = [start]
+    for a in spec.argv:
+        p = Path(start) / a
+        if "/" in a and p.exists():
+            seen.append(str(p))
+    secrets = [("the configuration file", cfg.config_file), ("the deal book", cfg.deck_book),
+               ("the seed file", cfg.seed_file), *(("the signing key", k) for k in cfg.private_paths)]
+    for what, path in secrets:
+        if path is not None and inside(path, root):
+            return [f"{cfg.where('bots', i, 'workdir')}: {what} {str(path)!r} lies inside {str(root)!r}, the bot's "
+                    f"own working folder, where it may read it; keep it elsewhere"]
+    for p in seen:
+        if inside(p, root):
+            return [f"{cfg.where('bots', i, 'workdir')}: {str(root)!r} holds {p!r}, which the bot must see; "
+                    f"give it a folder of its own (e.g. state/{b.name}): its lanes, one per seat arrangement, "
+                    f"are kept apart inside it"]
+    return []
 
 
 def canonical(cfg: TournamentConfig) -> dict:

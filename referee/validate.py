@@ -227,6 +227,8 @@ class _FileCheck:
             self.add(n, "format", f"format is {h.get('format')!r}, expected {FORMAT!r}")
         if h.get("format_version") != FORMAT_VERSION:
             self.add(n, "format", f"format_version {h.get('format_version')!r} is not supported (this validator reads {FORMAT_VERSION})")
+        if "decks" in h and h["decks"] not in ("public seed", "secret seed"):  # absent in older logs: accepted
+            self.add(n, "format", f"decks {_short(h['decks'])} is neither \"public seed\" nor \"secret seed\"")
         dpp = h.get("deals_per_partie", 12)
         if type(dpp) is int and dpp >= 1:
             self.deals_per_partie = dpp

@@ -304,7 +304,8 @@ def test_table_command(logs):
     assert r.exit_code == 0, r.output
     assert r.output.startswith("# standings\n")
     expected, _, _ = S.report([logs], fmt="csv", which=["standings"])
-    assert r.output.strip() == expected.strip()
+    body, _, decks = r.output.strip().rpartition("\n")
+    assert body.strip() == expected.strip() and decks.startswith("# decks: ")  # where the decks came from (issue 22)
     r = runner.invoke(app, ["table", str(logs), "--table", "series"])
     assert r.exit_code != 0 and "--series" in r.output
 
