@@ -508,7 +508,7 @@ def validate(
         typer.echo(json.dumps({"ok": ok, "files": [r.to_dict() for r in reports]}, indent=2, ensure_ascii=False))
     else:
         for r in reports:
-            for line in r.lines():
+            for line in r.lines_and_notes():
                 typer.echo(line)
             typer.echo(r.summary())
     raise typer.Exit(0 if ok else 1)

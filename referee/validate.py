@@ -69,6 +69,7 @@ class Report:
     signer: str | None = None  # the key whose valid signature the footer carries (ed25519:HEX)
     verified: bool = False  # signed by the key asked for (validate --verify)
     verify: str | None = None  # the key asked for
+    notes: list[Problem] = field(default_factory=list)  # tolerated, not problems (an older referee's slips)
 
     @property
     def ok(self) -> bool:
@@ -76,6 +77,10 @@ class Report:
 
     def lines(self) -> list[str]:
         return [p.text(self.path) for p in self.problems]
+
+    def lines_and_notes(self) -> list[str]:
+        """The problems and the notes (tolerated, not problems), in line order: what ``validate`` prints."""
+        return [p.text(self.path) for p in sorted(self.problems + self.notes, key=lambda q: q.line)]
 
     def summary(self) -> str:
         state = "complete" if self.complete else "INCOMPLETE"
@@ -102,6 +107,7 @@ class Report:
             "signer": self.signer,
             "verified": self.verified,
             "problems": [p.to_dict() for p in self.problems],
+            "notes": [p.to_dict() for p in self.notes],
         }
 
 
@@ -372,12 +378,15 @@ class _FileCheck:
         if rp.complete:
             before = len(self.problems)
             out: list[tuple[str, str]] = []
+            notes: list[str] = []
             try:
-                compare(rec, rp.deal, out)
+                compare(rec, rp.deal, out, notes)
             except (KeyError, TypeError, AttributeError) as e:
                 out.append(("format", f"malformed outcome fields ({e.__class__.__name__}: {e})"))
             for rule, msg in out:
                 self.add(n, rule, f"deal {i}: {msg}")
+            for msg in notes:
+                self.report.notes.append(Problem(n, "note", f"deal {i}: {msg}"))
             collected = rp.deal.collected_deck()  # the engine's collection (R2.3, R2.4), as partie.next_deck
             if len(self.problems) == before:
                 rep.deals_replayed += 1
@@ -581,6 +590,7 @@ def _validate_parallel(path: Path, jobs: int, verify: str | None = None) -> Repo
             if p != prev["last_partie"] + 1:
                 main.add(line, "format", f"partie {p!r} follows partie {prev['last_partie']}; partie are numbered 1, 2, …")
         main.problems.extend(Problem(*q) for q in res["problems"])
+        rep.notes.extend(Problem(*q) for q in res["notes"])
         rep.deals += res["deals"]
         rep.deals_replayed += res["deals_replayed"]
         rep.parties += res["parties"]
@@ -631,6 +641,7 @@ def _check_piece(bounds: tuple[int, int]) -> dict:
                 check.add(n, "format", f"malformed {rec.get('type', 'record')} record ({e.__class__.__name__}: {e})")
     return {
         "problems": [(q.line, q.rule, q.message) for q in check.problems],
+        "notes": [(q.line, q.rule, q.message) for q in check.report.notes],
         "deals": check.report.deals,
         "deals_replayed": check.report.deals_replayed,
         "parties": check.report.parties,
