@@ -485,7 +485,10 @@ def validate(
 ):
     """Replay every deal of the logs with the rules engine and check every recorded fact and the seal.
 
-    Prints each problem as FILE:LINE: RULE: message (RULE "seal": the hash chain or the signature).
+    Prints each problem as FILE:LINE: RULE: message (RULE "seal": the hash chain or the signature),
+    then a summary per log ending with what it proved of who wrote it: "signed, verified" (by the
+    --verify key), "signed, not verified (pass --verify KEY.pub)", or "unsigned: rules checked,
+    authorship not proven" (anyone can recompute the hash chain; sign logs you publish).
     Exit status 0 when every log holds, 1 otherwise."""
     import os
 

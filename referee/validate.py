@@ -70,6 +70,7 @@ class Report:
     verified: bool = False  # signed by the key asked for (validate --verify)
     verify: str | None = None  # the key asked for
     notes: list[Problem] = field(default_factory=list)  # tolerated, not problems (an older referee's slips)
+    signed: bool = False  # the footer carries a signature (valid or not)
 
     @property
     def ok(self) -> bool:
@@ -82,17 +83,27 @@ class Report:
         """The problems and the notes (tolerated, not problems), in line order: what ``validate`` prints."""
         return [p.text(self.path) for p in sorted(self.problems + self.notes, key=lambda q: q.line)]
 
+    @property
+    def authorship(self) -> str:
+        """What the seal proved of who wrote the log (LOGS.md, "What validate proves"): one of
+        ``signed, verified`` (a valid signature by the key given to --verify), ``signed, not
+        verified (pass --verify KEY.pub)`` (a signature, checked only against the key the log
+        names itself, or by another key than the one given, or broken: the problems say which),
+        ``unsigned: rules checked, authorship not proven`` (a hash chain anyone can recompute)."""
+        if self.verified:
+            return "signed, verified"
+        if self.signed:
+            return "signed, not verified" + (" (pass --verify KEY.pub)" if self.verify is None else "")
+        return "unsigned: rules checked, authorship not proven"
+
     def summary(self) -> str:
         state = "complete" if self.complete else "INCOMPLETE"
         verdict = "ok" if self.ok else f"{len(self.problems)} problem(s)"
         extra = f", {self.transcripts} transcript(s), {self.messages_checked} messages" if self.transcripts else ""
-        if self.verified:
-            extra += f", signature verified ({self.signer})"
-        elif self.signer and self.verify is None:
-            extra += f", signed by {self.signer} (not checked against a trusted key: use --verify)"
-        elif self.signer:
-            extra += f", signed by {self.signer}"
-        return f"{self.path}: {verdict} — {state}, {self.parties} partie, {self.deals} deals, {self.deals_replayed} replayed{extra}"
+        if self.signer:
+            extra += f"; key {self.signer}"
+        return (f"{self.path}: {verdict} — {state}, {self.parties} partie, {self.deals} deals, "
+                f"{self.deals_replayed} replayed{extra}; {self.authorship}")
 
     def to_dict(self) -> dict:
         return {
@@ -105,7 +116,9 @@ class Report:
             "transcripts": self.transcripts,
             "messages_checked": self.messages_checked,
             "signer": self.signer,
+            "signed": self.signed,
             "verified": self.verified,
+            "authorship": self.authorship,
             "problems": [p.to_dict() for p in self.problems],
             "notes": [p.to_dict() for p in self.notes],
         }
@@ -488,6 +501,7 @@ class _FileCheck:
             self.add(n, "seal", msg)
         self.report.signer = signer
         self.report.verified = verified
+        self.report.signed = rec.get("signature") is not None
 
 
 def validate_file(path, transcripts=None, jobs: int = 1, verify: str | None = None) -> Report:
