@@ -542,9 +542,13 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
                     why = check_unit_log(path, u)  # not on record: the full check
                 if why is None:
                     on_record = entry and entry.get("status") == "done" and entry.get("sha256")
-                    accepted[f"{LOGS_DIR}/{path.name}"] = entry["sha256"] if on_record else file_sha256(path)
+                    sha = entry["sha256"] if on_record else file_sha256(path)
+                    accepted[f"{LOGS_DIR}/{path.name}"] = sha
                     progress.done += 1
                     t = _log_totals(path)
+                    if not on_record:  # accepted now, by the full check: on record from now on (the tables trust only that)
+                        _journal_add(out, {"id": u.id, "status": "done", "sha256": sha, "totals": t[1] if t else None,
+                                           "names": t[0] if t else None, "attempts": 0, "accepted": "validated on resume"})
                     if t:
                         progress.add(*t)
                 else:
