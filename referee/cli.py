@@ -527,7 +527,10 @@ def validate(
 ):
     """Replay every deal of the logs with the rules engine and check every recorded fact and the seal.
 
-    Prints each problem as FILE:LINE: RULE: message (RULE "seal": the hash chain or the signature).
+    Prints each problem as FILE:LINE: RULE: message (RULE "seal": the hash chain or the signature),
+    then a summary per log ending with what it proved of who wrote it: "signed, verified" (by the
+    --verify key), "signed, not verified (pass --verify KEY.pub)", or "unsigned: rules checked,
+    authorship not proven" (anyone can recompute the hash chain; sign logs you publish).
     Exit status 0 when every log holds, 1 otherwise."""
     import os
 
@@ -550,7 +553,7 @@ def validate(
         typer.echo(json.dumps({"ok": ok, "files": [r.to_dict() for r in reports]}, indent=2, ensure_ascii=False))
     else:
         for r in reports:
-            for line in r.lines():
+            for line in r.lines_and_notes():
                 typer.echo(line)
             typer.echo(r.summary())
     raise typer.Exit(0 if ok else 1)
@@ -806,10 +809,14 @@ def tournament(
         typer.echo(f"seed: {cfg.seed} (its SHA-256 was published before play)", err=True)
     elif quiet and cfg.seed_drawn:
         typer.echo(f"seed {cfg.seed} (drawn at random; kept in {cfg.output / 'tournament.json'})", err=True)
-    text, skipped, _ = standings.report([cfg.output], fmt=table_format, series=series)
+    text, skipped, t = standings.report([cfg.output], fmt=table_format, series=series)
     typer.echo(_with_decks_line(text, [cfg.output], table_format))
     for note in skipped:
         typer.echo(f"note: {note}", err=True)
+    for line in t.rejected:  # a log changed under the running tournament: left out, and said so
+        typer.echo(f"error: {line}", err=True)
+    if t.rejected:
+        raise typer.Exit(1)
     _exit_on_failed_units(run.failed)
     if not quiet:
         typer.echo(f"{run.units} partie ({run.played} played now) in {cfg.output}; logs in {run.logs}", err=True)
@@ -924,7 +931,11 @@ def table_cmd(
     """Every table (standings, pairs, play, cross, series, rating) from complete, valid logs; a head-to-head folder gets its test's decision, LLR and groups.
 
     A tournament folder with a results database (results.sqlite, written as each unit's log is
-    accepted) is read from the database, not its logs; --rebuild recreates it from the logs."""
+    accepted) is read from the database, not its logs; --rebuild recreates it from the logs.
+    A tournament's log counts only while its SHA-256 is the one units.journal recorded when the
+    unit was accepted: a changed or replaced log is named on stderr and left out, and the tables
+    of the others are printed with exit status 1. Copies of one match (the same seed commitment
+    and final hash) count once."""
     from . import results, standings
 
     if table_format not in standings.FORMATS:
@@ -941,20 +952,30 @@ def table_cmd(
         from .tournament import TournamentError
         for folder in dict.fromkeys(f for f in folders if f is not None):
             try:
-                n_logs, n_partie, notes = results.rebuild(folder)
+                n_logs, n_partie, notes = results.rebuild(folder, rejected := [])
             except TournamentError as e:
                 typer.echo(f"error: {e}; --rebuild waits until it ends", err=True)
                 raise typer.Exit(2)
             for note in notes:
                 typer.echo(f"note: {note}", err=True)
-            typer.echo(f"{folder / results.DB_FILE}: rebuilt from {n_logs} valid log(s), {n_partie} partie", err=True)
+            typer.echo(f"{folder / results.DB_FILE}: rebuilt from {n_logs} valid log(s) on record, {n_partie} partie"
+                       + (f"; {len(rejected)} log(s) left out, not the ones on record (named below)" if rejected else ""),
+                       err=True)
     text, skipped, t = standings.report(paths, fmt=table_format, series=series, which=only or None)
     for note in skipped:
         typer.echo(f"note: {note}", err=True)
     if not t.parties and not t.head_to_head:
+        for line in t.rejected:
+            typer.echo(f"error: {line}", err=True)
         typer.echo("error: no complete, valid log found", err=True)
         raise typer.Exit(1)
     typer.echo(text if t.head_to_head and not t.parties else _with_decks_line(text, paths, table_format))
+    if t.rejected:  # the tables of the logs on record are printed; what was left out, loudly, and exit 1
+        for line in t.rejected:
+            typer.echo(f"error: {line}", err=True)
+        typer.echo(f"error: {len(t.rejected)} log(s) left out of these tables: not the ones the tournament recorded "
+                   f"in units.journal when it accepted them", err=True)
+        raise typer.Exit(1)
 
 
 @bench_app.command("tournament")

@@ -43,15 +43,15 @@ _SEEN: dict[tuple, str] = {}  # this worker process's fingerprints of the bots i
 def _fingerprint_problems(specs) -> list[str]:
     """The bots whose fingerprint on this machine is not the one the coordinator computed
     (computed once per worker process and bot: hashing a bot's files may be costly)."""
-    from .identity import IdentityError, fingerprint
+    from .identity import IdentityError, listing_hash, spec_listing
 
     out = []
     for spec in specs:
-        key = (tuple(spec.argv), spec.cwd, spec.builtin)
+        key = (tuple(spec.argv), spec.cwd, spec.builtin, tuple(getattr(spec, "fingerprint_paths", None) or ()))
         here = _SEEN.get(key)
         if here is None:
             try:
-                here = fingerprint(spec.argv, spec.cwd, spec.builtin)
+                here = listing_hash(spec_listing(spec))
             except IdentityError as e:
                 out.append(f"bot {spec.label!r}: {e}")
                 continue

@@ -1,22 +1,35 @@
-"""A bot's identity: its name plus a fingerprint of what it runs (issue 10).
+"""A bot's identity: its name plus a fingerprint of what it runs (issues 10 and 22).
 
 The tables credit a bot by its identity, and a resumed tournament refuses a bot
 whose fingerprint changed, so the fingerprint must follow the bot's *code*, not
-the interpreter that runs it nor the folder it lies in:
+the folder it lies in:
 
     fingerprint = SHA-256 of a listing, one line per thing the command runs:
       ``exe <sha256 of the program file>``
+      ``interp <sha256>``                   the interpreter of a program that starts with ``#!``
       ``arg <i> file <sha256>``             an argument that names a file
       ``arg <i> dir <relpath> <sha256>``    every file of a folder an argument (or a class
                                             path element) names, sorted by relative path
+      ``folder <relpath> <sha256>``         every file of the folder of the bot's script (what it
+                                            imports from beside it: ``fp2/fph.py`` of ``python3
+                                            fp2/bot.py``), unless the bot names its files itself:
+      ``path <i> file <sha256>``,           each path of the bot's ``fingerprint:`` list (YAML), a
+      ``path <i> dir <relpath> <sha256>``   file or every file of a folder
       ``builtin <name>`` and ``pkg <package> <relpath> <sha256>`` for a built-in bot (the
                                             installed ``bots`` and ``protocol`` packages)
 
-Only contents and relative paths inside a named folder enter the hash, so the
-same bot copied elsewhere keeps its fingerprint.  Folders skip ``__pycache__``
-and names starting with ``.`` (caches and version-control data change without
-the bot changing).  Arguments that follow ``-c``/``-e``/``-m`` (code or a module
-name) and options (``-x``, ``--x=...``) are not files.
+The bot's *script* is the first existing file its arguments name (``bot.py`` of ``python3
+bot.py``), else the program itself when it is given as a path (``./bot``); a program
+found on PATH (``python3``) has no folder of its own.  The script's folder is capped
+(:data:`FOLDER_MAX_FILES`, :data:`FOLDER_MAX_BYTES`): a larger one is an
+:class:`IdentityError` telling the user to name what the bot loads in ``fingerprint:``.
+
+Only contents and relative paths inside a folder enter the hash, so the same bot
+copied elsewhere keeps its fingerprint; files are listed in sorted order.  Folders
+skip ``__pycache__``, names starting with ``.`` (``.git``, caches), marias's own output
+(a tournament folder, match logs, transcripts, bots' stderr files) and the bot's own
+writable folder: they change without the bot changing.  Arguments that follow
+``-c``/``-e``/``-m`` (code or a module name) and options (``-x``, ``--x=...``) are not files.
 
 :func:`named_paths` is also the pre-flight check's list of what must exist.
 """
@@ -43,7 +56,15 @@ CLASSPATH_FLAGS = ("-cp", "-classpath", "--class-path")
 #: What a fingerprint may read, at most (a bot whose command names a huge folder is refused).
 MAX_FILES = 20_000
 MAX_BYTES = 2 << 30
+#: The folder of the bot's script is hashed by default, up to this much (more: name the files in ``fingerprint:``).
+FOLDER_MAX_FILES = 2_000
+FOLDER_MAX_BYTES = 64 << 20
 SHORT = 12  # hex digits shown in tables
+#: A folder holding one of these is marias's output (a tournament, a duel), never part of a bot.
+OUTPUT_MARKERS = ("tournament.json", "manifest.json", "units.journal", "results.sqlite")
+#: Files marias writes next to logs (transcripts, bots' stderr), never part of a bot.
+OUTPUT_SUFFIXES = (".transcript.jsonl", ".stderr.log")
+LOG_START = b'{"type":"header","format":"marias-log"'
 
 
 class IdentityError(ValueError):
@@ -170,28 +191,57 @@ def _cached_sha256(path: Path) -> str:
     return h
 
 
-def _folder_files(root: Path) -> list[Path]:
+def _is_marias_output(p: Path) -> bool:
+    """A file marias wrote: a log (by its first bytes), a transcript, a bot's stderr file."""
+    name = p.name
+    if name.endswith(OUTPUT_SUFFIXES):
+        return True
+    if name.endswith(".jsonl"):
+        try:
+            with open(p, "rb") as f:
+                return f.read(len(LOG_START)) == LOG_START
+        except OSError:
+            return False
+    return False
+
+
+def _folder_files(root: Path, max_files: int = MAX_FILES, max_bytes: int = MAX_BYTES, too_large: str = "",
+                  skip: tuple = ()) -> list[Path]:
+    """The files of a folder that make up a bot, sorted by relative path (see the module docstring
+    for what is skipped); :class:`IdentityError` past ``max_files`` or ``max_bytes``."""
     files = []
     size = 0
+    skip_real = {os.path.realpath(x) for x in skip}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        keep = []
+        for d in sorted(dirnames):
+            if d.startswith(".") or d == "__pycache__":
+                continue
+            full = os.path.join(dirpath, d)
+            if os.path.realpath(full) in skip_real or any(os.path.exists(os.path.join(full, m)) for m in OUTPUT_MARKERS):
+                continue
+            keep.append(d)
+        dirnames[:] = keep
         for name in sorted(filenames):
             if name.startswith(".") or name.endswith(".pyc"):
                 continue
             p = Path(dirpath) / name
-            if not p.is_file():
+            if not p.is_file() or _is_marias_output(p):
                 continue
             files.append(p)
             size += p.stat().st_size
-            if len(files) > MAX_FILES or size > MAX_BYTES:
-                raise IdentityError(f"{root}: too large to fingerprint (more than {MAX_FILES} files or "
-                                    f"{MAX_BYTES >> 20} MB); name the bot's own files instead of this folder")
+            if len(files) > max_files or size > max_bytes:
+                raise IdentityError(too_large or (
+                    f"{root}: too large to fingerprint (more than {max_files} files or {max_bytes >> 20} MB); "
+                    f"name the bot's own files instead of this folder"))
+    files.sort(key=lambda q: q.relative_to(root).as_posix())
     return files
 
 
-def _entry_lines(role: str, path: Path) -> list[str]:
+def _entry_lines(role: str, path: Path, skip: tuple = ()) -> list[str]:
     if path.is_dir():
-        return [f"{role} dir {p.relative_to(path).as_posix()} {_cached_sha256(p)}" for p in _folder_files(path)]
+        return [f"{role} dir {p.relative_to(path).as_posix()} {_cached_sha256(p)}"
+                for p in _folder_files(path, skip=skip)]
     return [f"{role} file {_cached_sha256(path)}"]
 
 
@@ -206,8 +256,48 @@ def _package_lines(package: str) -> list[str]:
             for p in _folder_files(root) if p.suffix == ".py"]
 
 
-def listing(argv: list[str], cwd: str | None = None, builtin: str | None = None) -> list[str]:
-    """The lines the fingerprint hashes (see the module docstring); useful to see why two differ."""
+def interpreter(path: Path) -> Path | None:
+    """The interpreter a program starting with ``#!`` names (``#!/usr/bin/env python3``: python3 on
+    PATH), resolved; None for a program without one (a binary) or an interpreter not found."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    prog = words[0]
+    if os.path.basename(prog) == "env":
+        args = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        if not args:
+            return None
+        found = shutil.which(args[0])
+        return Path(os.path.realpath(found)) if found else None
+    return Path(os.path.realpath(prog)) if os.path.exists(prog) else None
+
+
+def script_of(argv: list[str], cwd: str | None = None) -> Path | None:
+    """The bot's script: the first existing file its arguments name, else the program when it is
+    given as a path (not found on PATH).  None for a command of a program on PATH and no file."""
+    names = named_paths(argv, cwd)
+    for n in names:
+        if n.role.startswith("arg") and n.path.is_file():
+            return n.path
+    if names and names[0].role == "exe" and (os.sep in argv[0]) and names[0].path.is_file():
+        return names[0].path
+    return None
+
+
+def listing(argv: list[str], cwd: str | None = None, builtin: str | None = None,
+            paths: list[str] | None = None, skip: tuple = ()) -> list[str]:
+    """The lines the fingerprint hashes (see the module docstring); useful to see why two differ.
+
+    ``paths``: the bot's ``fingerprint:`` list (relative to ``cwd``), what it loads beyond its
+    command line; given, it replaces the folder of the script.  ``skip``: folders that are no
+    part of the bot (its writable folder)."""
     try:
         if builtin is not None:
             lines = [f"builtin {builtin}", f"exe {_cached_sha256(Path(sys.executable))}"]
@@ -220,16 +310,87 @@ def listing(argv: list[str], cwd: str | None = None, builtin: str | None = None)
                 lines.append(f"{n.role} missing")
             elif n.role == "exe":
                 lines.append(f"exe {_cached_sha256(n.path)}")
+                interp = interpreter(n.path) if n.path.is_file() else None
+                if interp is not None and interp.is_file():
+                    lines.append(f"interp {_cached_sha256(interp)}")
             else:
-                lines += _entry_lines(n.role.split(".")[0] if n.role.startswith("classpath") else n.role, n.path)
+                role = n.role.split(".")[0] if n.role.startswith("classpath") else n.role
+                lines += _entry_lines(role, n.path, skip)
+        base = Path(cwd or ".")
+        if paths:
+            for i, given in enumerate(paths):
+                p = base / os.path.expanduser(given)
+                lines += _entry_lines(f"path {i}", p, skip) if p.exists() else [f"path {i} missing"]
+            return lines
+        script = script_of(argv, cwd)
+        if script is not None:
+            folder = script.parent
+            too_large = (f"the folder of the bot's script {script} ({folder}) holds more than {FOLDER_MAX_FILES} "
+                         f"files or {FOLDER_MAX_BYTES >> 20} MB, too much to fingerprint; name the files and folders "
+                         f"the bot loads in its 'fingerprint:' list (tournament YAML, per bot; relative to its cwd), "
+                         f"which then replaces this folder, or move the bot into a folder of its own")
+            lines += [f"folder {p.relative_to(folder).as_posix()} {_cached_sha256(p)}"
+                      for p in _folder_files(folder, FOLDER_MAX_FILES, FOLDER_MAX_BYTES, too_large, skip)]
         return lines
     except OSError as e:
         raise IdentityError(f"cannot read {e.filename or 'a file'} to fingerprint the bot: {e.strerror or e}") from None
 
 
-def fingerprint(argv: list[str], cwd: str | None = None, builtin: str | None = None) -> str:
+def fingerprint(argv: list[str], cwd: str | None = None, builtin: str | None = None,
+                paths: list[str] | None = None, skip: tuple = ()) -> str:
     """The SHA-256 (hex) of :func:`listing`."""
-    return hashlib.sha256("\n".join(listing(argv, cwd, builtin)).encode() + b"\n").hexdigest()
+    return listing_hash(listing(argv, cwd, builtin, paths, skip))
+
+
+def listing_hash(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(lines).encode() + b"\n").hexdigest()
+
+
+def spec_listing(spec) -> list[str]:
+    """:func:`listing` of a :class:`referee.match.BotSpec` (its ``fingerprint:`` paths, its workdir skipped)."""
+    return listing(spec.argv, spec.cwd, spec.builtin, getattr(spec, "fingerprint_paths", None),
+                   tuple(x for x in (getattr(spec, "workdir", None),) if x))
+
+
+def listing_changes(old: list[str], new: list[str], argv: list[str] | None = None,
+                    paths: list[str] | None = None) -> list[str]:
+    """What differs between two listings, in words: ``folder fph.py changed``, ``argv[1] bot.py changed``,
+    ``folder util.py added`` (for the message of a refused resume)."""
+    def split(lines):
+        out = {}
+        for line in lines:
+            key, _, value = line.rpartition(" ")
+            if not key or line.endswith(" missing"):
+                key, value = line, ""
+            out[key] = value
+        return out
+
+    def name(key: str) -> str:
+        words = key.split(" ")
+        if words[0] == "arg" and len(words) >= 3 and argv is not None and words[1].isdigit() and int(words[1]) < len(argv):
+            where = f"argv[{words[1]}] {argv[int(words[1])]}"
+            return where + (f" / {' '.join(words[3:])}" if words[2] == "dir" else "")
+        if words[0] == "path" and len(words) >= 3 and paths is not None and words[1].isdigit() and int(words[1]) < len(paths):
+            where = f"fingerprint: {paths[int(words[1])]}"
+            return where + (f" / {' '.join(words[3:])}" if words[2] == "dir" else "")
+        if words[0] == "folder":
+            return f"the script's folder: {' '.join(words[1:])}"
+        if words[0] == "exe":
+            return f"the program {argv[0]}" if argv else "the program"
+        if words[0] == "interp":
+            return "the program's #! interpreter"
+        return key
+
+    a, b = split(old), split(new)
+    out = []
+    for k in sorted(set(a) | set(b)):
+        if k not in a:
+            out.append(f"{name(k)} added")
+        elif k not in b:
+            out.append(f"{name(k)} removed")
+        elif a[k] != b[k]:
+            out.append(f"{name(k)} changed")
+    return out
 
 
 def short(fp: str | None) -> str:

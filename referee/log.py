@@ -216,7 +216,7 @@ def deal_record(partie: int, index: int, deal: "Deal", cut: int | None, deck: li
         "game": deal.game,
         "actor": deal.actor,
         "contract": deal.contract,
-        "trump": SUIT_CODES[deal.trump] if deal.trump is not None else None,
+        "trump": record_trump(deal),
         "levels": dict(deal.levels),
         "proti": dict(deal.proti),
         "tricks": [{"leader": l, "cards": _codes(cs), "winner": w} for l, cs, w in deal.tricks],
@@ -226,6 +226,17 @@ def deal_record(partie: int, index: int, deal: "Deal", cut: int | None, deck: li
         "faults": [deal.fault_info.to_dict()] if deal.fault_info is not None else [],
         "result": deal.result.to_dict(),
     }
+
+
+def record_trump(deal: "Deal") -> str | None:
+    """The ``trump`` of a deal record: the trump suit of a trump game once its contract is set
+    (R5.1: the forhont shows the trump card as he announces it).  A deal ended by a fault before
+    the contract has ``null`` here, even after both defenders said dobrá (the engine then knows the
+    suit, but no contract was set: R12.2 settles it as a fault before a contract); the trump card
+    itself is in ``trump_card``."""
+    if deal.trump is None or deal.contract is None:
+        return None
+    return SUIT_CODES[deal.trump]
 
 
 class LogWriter:

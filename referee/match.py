@@ -76,6 +76,7 @@ class BotSpec:
     file_mb: int | None = None
     workdir: str | None = None
     fingerprint: str | None = None  # computed on first use (:meth:`identity`) unless given
+    fingerprint_paths: list[str] | None = None  # what the bot loads beyond its command line (YAML fingerprint:)
 
     @classmethod
     def parse(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
@@ -116,8 +117,8 @@ class BotSpec:
     def identity(self) -> dict:
         """``{"label", "fingerprint"}``; the fingerprint is computed once (it reads the bot's files)."""
         if self.fingerprint is None:
-            from .identity import fingerprint
-            self.fingerprint = fingerprint(self.argv, self.cwd, self.builtin)
+            from .identity import listing_hash, spec_listing
+            self.fingerprint = listing_hash(spec_listing(self))
         return {"label": self.label, "fingerprint": self.fingerprint}
 
     def exe_sha256(self) -> str | None:

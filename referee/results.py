@@ -278,16 +278,18 @@ def record_log(con: sqlite3.Connection, folder: Path, path: Path, sha256: str | 
     return len(sums)
 
 
-def rebuild(folder) -> tuple[int, int, list[str]]:
-    """Recreate ``folder``'s database from its logs (each one validated): (logs, partie, notes on logs left out)."""
+def rebuild(folder, rejected: list[str] | None = None) -> tuple[int, int, list[str]]:
+    """Recreate ``folder``'s database from its logs (each one validated, and only the ones whose
+    SHA-256 ``units.journal`` recorded when the unit was accepted): (logs, partie, notes on logs
+    left out); a log that is not the one on record is named in ``rejected`` (the notes when None)."""
     from .tournament import _FolderLock
 
     folder = Path(folder)
     with _FolderLock(folder):  # not under a running tournament (it holds the database open): TournamentError
-        return _rebuild(folder)
+        return _rebuild(folder, rejected)
 
 
-def _rebuild(folder: Path) -> tuple[int, int, list[str]]:
+def _rebuild(folder: Path, rejected: list[str] | None = None) -> tuple[int, int, list[str]]:
     from .standings import _read_logs
 
     notes: list[str] = []
@@ -298,7 +300,7 @@ def _rebuild(folder: Path) -> tuple[int, int, list[str]]:
     con = connect(tmp, create=True)
     n_logs = n_partie = 0
     try:
-        for path, records in _read_logs([folder], True, notes):  # the manifest's logs that validate
+        for path, records in _read_logs([folder], True, notes, rejected):  # the manifest's logs on record that validate
             sums = summaries_of_log(path, records, source=str(path))
             store_log(con, os.path.relpath(path, folder), file_sha256(path), path.stat().st_size,
                       sandbox_of(path), sums, commit=False)
@@ -335,14 +337,17 @@ def resync(con: sqlite3.Connection, folder: Path, accepted: dict[str, str]) -> t
     return kept, stored
 
 
-def iter_summaries(con: sqlite3.Connection, folder) -> Iterator[PartieSummary]:
-    """Every stored partie, ordered as the tables read logs (by log path, then partie)."""
+def iter_summaries(con: sqlite3.Connection, folder, skip: frozenset = frozenset()) -> Iterator[PartieSummary]:
+    """Every stored partie, ordered as the tables read logs (by log path, then partie); the rows
+    of the logs in ``skip`` (paths relative to the folder) left out."""
     folder = str(folder)
     bots_cache: dict = {}
     src_cache: dict = {}
     cur = con.execute("SELECT log, partie, grp, deals, bot0, bot1, bot2, fp0, fp1, fp2, groše0, groše1, groše2, "
                       "seats, cross FROM partie ORDER BY log, partie")
     for (log, n, grp, deals, b0, b1, b2, f0, f1, f2, g0, g1, g2, seats, cross) in cur:
+        if skip and log in skip:
+            continue
         src = src_cache.get(log)
         if src is None:
             src = src_cache[log] = str(Path(folder) / log)
@@ -354,49 +359,84 @@ def iter_summaries(con: sqlite3.Connection, folder) -> Iterator[PartieSummary]:
                             [SeatSummary.from_json(v) for v in json.loads(seats)], json.loads(cross))
 
 
-def identities(con: sqlite3.Connection) -> dict[str, set]:
-    """label -> the fingerprints it was seen with (for ``label@fingerprint`` names)."""
+def identities(con: sqlite3.Connection, skip: frozenset = frozenset()) -> dict[str, set]:
+    """label -> the fingerprints it was seen with (for ``label@fingerprint`` names), the logs in ``skip`` left out."""
     out: dict[str, set] = {}
     for s in range(3):
-        for label, fp in con.execute(f"SELECT DISTINCT bot{s}, fp{s} FROM partie"):
+        if skip:
+            rows = ((label, fp) for log, label, fp in con.execute(f"SELECT DISTINCT log, bot{s}, fp{s} FROM partie")
+                    if log not in skip)
+        else:
+            rows = con.execute(f"SELECT DISTINCT bot{s}, fp{s} FROM partie")
+        for label, fp in rows:
             out.setdefault(label, set()).add(fp)
     return out
 
 
-def db_stats(con: sqlite3.Connection) -> tuple[int, int, list[str], int]:
-    """(partie, deals, sandbox modes, logs) of the stored logs."""
+def db_stats(con: sqlite3.Connection, skip: frozenset = frozenset()) -> tuple[int, int, list[str], int]:
+    """(partie, deals, sandbox modes, logs) of the stored logs, those in ``skip`` left out."""
+    if skip:
+        rows = [(p, d, m) for log, p, d, m in con.execute("SELECT log, parties, deals, sandbox FROM logs")
+                if log not in skip]
+        return sum(r[0] for r in rows), sum(r[1] for r in rows), sorted({r[2] for r in rows}), len(rows)
     n, deals, logs = con.execute("SELECT COALESCE(SUM(parties),0), COALESCE(SUM(deals),0), COUNT(*) FROM logs").fetchone()
     modes = sorted({m for (m,) in con.execute("SELECT DISTINCT sandbox FROM logs")})
     return int(n), int(deals), modes, int(logs)
 
 
-def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Path]) -> list[str]:
-    """Cheap consistency notes for ``marias table``: manifest logs present but not in the database,
-    stored logs gone or of another size (a full check is ``--rebuild``)."""
-    have = {log: size for log, (_sha, size) in stored_logs(con).items()}
-    notes = []
-    missing = changed = absent = 0
+def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Path],
+                       recorded: dict | None = None) -> tuple[list[str], list[str], frozenset]:
+    """``marias table``'s check of a results database against the tournament's logs and its journal:
+    (notes, errors, the logs whose rows are left out).
+
+    Each manifest log present is hashed: it counts only when its SHA-256 is the one ``units.journal``
+    recorded when the unit was accepted (``recorded``: :func:`referee.standings.journal_hashes`) and
+    its rows in the database are of that version; a log that differs from the record is an error (it
+    was changed or replaced), a log not on record a note.  Rows of a log that is gone are counted (the
+    database holds what was accepted) with a note; manifest logs without rows are noted."""
+    from .standings import not_recorded_note
+
+    have = stored_logs(con)
+    notes: list[str] = []
+    errors: list[str] = []
+    skip: set[str] = set()
+    missing = gone = absent = 0
     named = list(named)
     for p in named:
         rel = os.path.relpath(p, folder)
         if not p.exists():
             absent += 1
             if rel in have:
-                changed += 1
+                gone += 1
+            continue
+        if recorded is not None:
+            want = recorded.get(p)
+            actual = file_sha256(p)
+            if actual != want:
+                note, error = not_recorded_note(p, want, actual)
+                (errors if error else notes).append(note)
+                skip.add(rel)
+                continue
+            if rel in have and have[rel][0] != want:
+                notes.append(f"{p}: its rows in {DB_FILE} are of another version of the log than the one on "
+                             f"record; left out (`marias table --rebuild {folder}` recreates the database)")
+                skip.add(rel)
+                continue
+        elif rel in have and p.stat().st_size != have[rel][1]:
+            skip.add(rel)
+            notes.append(f"{p}: not the log whose rows {DB_FILE} holds (another size); left out")
             continue
         if rel not in have:
             missing += 1
-        elif p.stat().st_size != have[rel]:
-            changed += 1
     if absent:  # as referee.standings.log_paths says it of a folder read from its logs
         notes.append(f"{folder}: {absent} of the {len(named)} units in its manifest have no log (not played yet)")
     if missing:
         notes.append(f"{folder}: {missing} log(s) not in {DB_FILE} (not accepted yet, or the database is old); "
                      f"`marias table --rebuild {folder}` recreates it from the logs")
-    if changed:
-        notes.append(f"{folder}: {changed} log(s) in {DB_FILE} are gone or changed since; "
-                     f"`marias table --rebuild {folder}` recreates it from the logs")
-    return notes
+    if gone:
+        notes.append(f"{folder}: {gone} log(s) in {DB_FILE} are gone since they were accepted (their rows are "
+                     f"counted); `marias table --rebuild {folder}` recreates it from the logs that are there")
+    return notes, errors, frozenset(skip)
 
 
 # ------------------------------------------------------------------ where a table's summaries come from
@@ -425,17 +465,19 @@ class Source:
     sandboxes: list[str]
     notes: list[str]
     close: Any = None
+    rejected: list[str] = field(default_factory=list)  # logs left out because they are not the ones on record
 
 
 def gather(paths: Iterable, *, use_db: bool = True) -> Source:
     """The summaries of ``paths``: from a tournament folder's results database where it has one
     (:mod:`referee.results`; a cheap check against the manifest's logs adds notes), else from its
     logs (each validated, summarized as it is read and then dropped)."""
-    from .standings import _read_logs
+    from .standings import _read_logs, journal_hashes
     from .tournament import read_manifest
 
 
     notes: list[str] = []
+    rejected: list[str] = []
     dbs: list[Path] = []
     plain: list[Path] = []
     for p in paths:
@@ -448,7 +490,7 @@ def gather(paths: Iterable, *, use_db: bool = True) -> Source:
     sums: list = []
     sandboxes: set[str] = set()
     n_logs = 0
-    for path, records in _read_logs(plain, True, notes):
+    for path, records in _read_logs(plain, True, notes, rejected):
         got = summaries_of_log(path, records, source=str(path))
         sums.extend(got)
         n_logs += 1
@@ -458,21 +500,26 @@ def gather(paths: Iterable, *, use_db: bool = True) -> Source:
         for n, fp in zip(s.bots, s.fingerprints):
             fps_of.setdefault(n, set()).add(fp)
     cons = []
+    skips: list[frozenset] = []
     n_partie, n_deals = len(sums), sum(s.deals for s in sums)
     for folder in dbs:
         con = connect(db_path(folder))
         cons.append(con)
-        for n, fps in identities(con).items():
-            fps_of.setdefault(n, set()).update(fps)
-        p, d, modes, k = db_stats(con)
-        n_partie, n_deals, n_logs = n_partie + p, n_deals + d, n_logs + k
-        sandboxes.update(modes)
+        skip: frozenset = frozenset()
         try:
             m = read_manifest(folder)
             named = [folder / u["log"] for u in m["units"] if isinstance(u, dict) and isinstance(u.get("log"), str)]
-            notes.extend(check_against_logs(con, folder, named))
+            more, errors, skip = check_against_logs(con, folder, named, journal_hashes(folder, m))
+            notes.extend(more)
+            rejected.extend(errors)
         except ValueError as e:
             notes.append(str(e))
+        skips.append(skip)
+        for n, fps in identities(con, skip).items():
+            fps_of.setdefault(n, set()).update(fps)
+        p, d, modes, k = db_stats(con, skip)
+        n_partie, n_deals, n_logs = n_partie + p, n_deals + d, n_logs + k
+        sandboxes.update(modes)
 
     def close():
         for c in cons:
@@ -482,10 +529,10 @@ def gather(paths: Iterable, *, use_db: bool = True) -> Source:
         sums.sort(key=lambda s: (s.source, s.partie))
         stream: Iterable = sums
     elif not sums and len(dbs) == 1:
-        stream = iter_summaries(cons[0], dbs[0])
+        stream = iter_summaries(cons[0], dbs[0], skips[0])
     else:
-        for con, folder in zip(cons, dbs):
-            sums.extend(iter_summaries(con, folder))
+        for con, folder, skip in zip(cons, dbs, skips):
+            sums.extend(iter_summaries(con, folder, skip))
         sums.sort(key=lambda s: (s.source, s.partie))
         stream = sums
-    return Source(stream, fps_of, n_partie, n_logs, n_deals, sorted(sandboxes), notes, close)
+    return Source(stream, fps_of, n_partie, n_logs, n_deals, sorted(sandboxes), notes, close, rejected)

@@ -117,10 +117,12 @@ def name_identities(parties: list[PartieRecord]) -> None:
                            for n, fp in zip(p.bots, p.fingerprints))  # type: ignore[assignment]
 
 
-def log_paths(paths: Iterable) -> tuple[list[Path], list[str]]:
+def log_paths(paths: Iterable, recorded: dict | None = None) -> tuple[list[Path], list[str]]:
     """The log files under ``paths``, and notes on what was left out.  A folder with a tournament
     manifest (or the ``logs/`` folder beside one) yields only the logs of the units it names:
-    any other ``.jsonl`` there is left out, and said so."""
+    any other ``.jsonl`` there is left out, and said so.  ``recorded`` (when given) gets, for each
+    log of a tournament folder, the SHA-256 its ``units.journal`` recorded when the unit was
+    accepted, or None when the journal does not record it as done (:func:`journal_hashes`)."""
     from .tournament import MANIFEST_FILE, read_manifest
     from .validate import log_files
 
@@ -150,18 +152,70 @@ def log_paths(paths: Iterable) -> tuple[list[Path], list[str]]:
         if len(present) < len(named):
             notes.append(f"{folder}: {len(named) - len(present)} of the {len(named)} units in its manifest "
                          f"have no log (not played yet)")
+        if recorded is not None:
+            hashes = journal_hashes(folder, m)
+            for q in present:
+                recorded[q] = hashes.get(q)
         files.extend(present)
     return files, notes
 
 
-def _read_logs(paths: Iterable, validate: bool, skipped: list[str]):
-    """(path, records) of every complete, valid log under ``paths``, once each; notes go to ``skipped``."""
+def journal_hashes(folder: Path, manifest: dict) -> dict[Path, str]:
+    """Each unit log of a tournament folder (``folder / its manifest path``) that ``units.journal``
+    records as done, with the SHA-256 recorded when the tournament accepted it (the last entry of
+    the unit counts: a unit failed since is not on record)."""
+    from .tournament import journal
+
+    entries = journal(Path(folder))
+    out: dict[Path, str] = {}
+    for u in manifest.get("units") or []:
+        if not (isinstance(u, dict) and isinstance(u.get("id"), str) and isinstance(u.get("log"), str)):
+            continue
+        e = entries.get(u["id"])
+        if e and e.get("status") == "done" and isinstance(e.get("sha256"), str):
+            out[Path(folder) / u["log"]] = e["sha256"]
+    return out
+
+
+def not_recorded_note(path, recorded: str | None, actual: str) -> tuple[str, bool]:
+    """Why a tournament's log is left out of the tables, and whether it is an error (the log on disk
+    is not the one the tournament accepted) rather than a note (not accepted yet)."""
+    from .tournament import JOURNAL_FILE
+
+    if recorded is None:
+        return (f"{path}: not recorded as done in {JOURNAL_FILE} (the tournament has not accepted it; running "
+                f"the tournament again checks it and records it); left out", False)
+    return (f"{path}: its SHA-256 is {actual}, but {JOURNAL_FILE} recorded {recorded} when the tournament "
+            f"accepted this unit: the log was changed or replaced since; left out of the tables (put the "
+            f"original back, or delete it and run the tournament again to play the unit anew)", True)
+
+
+def match_key(records: list[dict]) -> tuple | None:
+    """What makes two log files one match: the header's seed commitment and the final hash (the
+    footer's chain value, which covers every byte of the log).  None for a log without them."""
+    if not records:
+        return None
+    commit, final = records[0].get("seed_sha256"), records[-1].get("chain")
+    if records[-1].get("type") != "footer" or not isinstance(final, str):
+        return None
+    return (commit, final)
+
+
+def _read_logs(paths: Iterable, validate: bool, skipped: list[str], rejected: list[str] | None = None):
+    """(path, records) of every complete, valid log under ``paths``, once each; notes go to ``skipped``.
+
+    A tournament's log counts only when its SHA-256 is the one ``units.journal`` recorded when
+    the unit was accepted; a log that differs is named in ``rejected`` (``skipped`` when None).
+    Copies of one match (the same seed commitment and final hash) count once, the others named."""
+    from .identity import file_sha256
     from .log import read_log
     from .validate import validate_file
 
-    files, notes = log_paths(paths)
+    recorded: dict[Path, str | None] = {}
+    files, notes = log_paths(paths, recorded)
     skipped.extend(notes)
     seen: set[Path] = set()
+    matches: dict[tuple, Path] = {}
     for path in files:
         real = path.resolve()
         if real in seen:  # named twice (a file and its folder): counted once
@@ -170,6 +224,12 @@ def _read_logs(paths: Iterable, validate: bool, skipped: list[str]):
         if not path.exists():
             skipped.append(f"{path}: no such file")
             continue
+        if path in recorded:
+            actual = file_sha256(path)
+            if actual != recorded[path]:
+                note, error = not_recorded_note(path, recorded[path], actual)
+                (rejected if error and rejected is not None else skipped).append(note)
+                continue
         records, problems = read_log(path)
         if not records or records[0].get("type") != "header" or records[0].get("format") != "marias-log":
             skipped.append(f"{path}: not a marias log; left out")
@@ -185,6 +245,13 @@ def _read_logs(paths: Iterable, validate: bool, skipped: list[str]):
         elif problems or records[-1].get("type") != "footer":
             skipped.append(f"{path}: incomplete; left out")
             continue
+        key = match_key(records)
+        if key is not None:
+            first = matches.setdefault(key, path)
+            if first is not path:
+                skipped.append(f"{path}: a copy of {first} (the same match: seed commitment {str(key[0])[:16]}…, "
+                               f"final hash {key[1][:16]}…); counted once")
+                continue
         yield path, records
 
 
@@ -299,6 +366,7 @@ class Tournament:
     met: dict[str, dict[str, int]]  # partie a and b played at one table
     parties: list  # Played, in order (the pairs and rating tables)
     head_to_head: list[dict] = field(default_factory=list)  # results of head-to-head folders (referee.duel)
+    rejected: list[str] = field(default_factory=list)  # logs left out: not the ones the journal recorded
 
 
 @dataclass(slots=True)
@@ -652,9 +720,12 @@ def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
         src.close()
     skipped = src.notes
     t.head_to_head = results
+    t.rejected = list(src.rejected)
     tables = build(t, series=series, which=which, split=fmt in ("csv", "json"))
     footer = f"{src.partie} partie from {src.logs} log(s), {src.deals} deals"
     footer += f"; sandbox: {', '.join(src.sandboxes) or '-'}"
+    if src.rejected:
+        footer += f"; {len(src.rejected)} log(s) LEFT OUT: not the ones the tournament recorded (see stderr)"
     text = render(tables, fmt, series=series, footer=footer)
     if sections and fmt == "json":
         body = json.loads(text)

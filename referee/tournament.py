@@ -390,19 +390,27 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
         canon = canonical(cfg)
         changes = diff_config(old_cfg, canon)
         bot_changes = [c for c in changes if c.startswith("fingerprints.")]
+        listings = fingerprint_listings(cfg)
         if bot_changes and cfg.allow_changed_bots:
             changes = [c for c in changes if not c.startswith("fingerprints.")]
         if changes:
-            hint = ("\nA bot's files changed since the tournament started; pass --allow-changed-bots to go on "
-                    "with the new version (its partie of both versions are then counted together)."
-                    if changes == bot_changes else "")
+            hint = ""
+            if bot_changes:
+                hint = ("\nWhat changed in the bots' files since the tournament started:\n  "
+                        + "\n  ".join(explain_bot_changes(cfg, old.get("fingerprint_listings"), listings, bot_changes)))
+            if changes == bot_changes:
+                hint += ("\nA bot's files changed since the tournament started; pass --allow-changed-bots to go on "
+                         "with the new version (its partie of both versions are then counted together).")
             raise TournamentError(
                 f"{out} holds a tournament with another configuration ({state}); changed:\n  " + "\n  ".join(changes)
                 + "\nRestore the configuration to finish that tournament, or choose another output folder." + hint)
         if bot_changes:  # allowed: the stored fingerprints follow, and the change is on record
             old["config"]["fingerprints"] = canon["fingerprints"]
             old.setdefault("bot_changes", []).append(
-                {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": bot_changes})
+                {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": bot_changes,
+                 "files": explain_bot_changes(cfg, old.get("fingerprint_listings"), listings, bot_changes)})
+        if bot_changes or old.get("fingerprint_listings") != listings:  # what each fingerprint covers, kept to explain a change
+            old["fingerprint_listings"] = listings
             _write_json(state, old)
         if not (out / MANIFEST_FILE).exists():
             _write_json(out / MANIFEST_FILE, manifest(cfg))
@@ -420,7 +428,7 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
     units = plan_units(cfg)
     body = {"format": STATE_FORMAT, "version": 1, "config": canon,
             "config_sha256": hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest(),
-            "seed_drawn": cfg.seed_drawn, "decks": cfg.seed_kind,
+            "seed_drawn": cfg.seed_drawn, "decks": cfg.seed_kind, "fingerprint_listings": fingerprint_listings(cfg),
             "source": cfg.source, "units": len(units), "deals": 12 * len(units),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     _write_json(out / MANIFEST_FILE, manifest(cfg))
@@ -445,6 +453,43 @@ def announce_seed(cfg: TournamentConfig, state: str, say: Callable[[str], None] 
             say(f"seed committed ({how}; decks: {cfg.seed_kind}); revealed when the play is over")
     elif say is not None:
         say(f"seed {cfg.seed} ({how}; kept in {cfg.output / STATE_FILE}; decks: {cfg.seed_kind})")
+
+
+def fingerprint_listings(cfg: TournamentConfig) -> dict[str, list[str]]:
+    """Each bot's fingerprint listing (:func:`referee.identity.listing`: a line per file hashed), stored
+    in tournament.json so that a refused resume can say which of a bot's files changed."""
+    from .identity import IdentityError, spec_listing
+
+    out = {}
+    for b in cfg.bots:
+        try:
+            out[b.name] = spec_listing(b.spec(cfg.base_dir, seed="0"))
+        except IdentityError as e:
+            raise ConfigError([f"{cfg.source}: bot {b.name!r}: {e}"]) from None
+    return out
+
+
+def explain_bot_changes(cfg: TournamentConfig, old: dict | None, new: dict[str, list[str]],
+                        bot_changes: list[str]) -> list[str]:
+    """One line per changed bot: its name, its command and which of its files changed."""
+    from .identity import listing_changes
+
+    lines = []
+    for change in bot_changes:
+        name = change[len("fingerprints."):].split(":", 1)[0]
+        if name not in new:
+            continue
+        spec = cfg.bot(name).spec(cfg.base_dir, seed="0")
+        who = f"bot {name!r} ({' '.join(spec.argv) if spec.builtin is None else 'built-in ' + spec.builtin})"
+        if not old or name not in old:
+            lines.append(f"{who}: its files changed (this tournament was started by a marias that did not record "
+                         f"which; the fingerprint now also covers the folder of the bot's script and its #! "
+                         f"interpreter, so check the bot; if it did not change, pass --allow-changed-bots)")
+            continue
+        what = listing_changes(old[name], new[name], spec.argv, spec.fingerprint_paths)
+        lines.append(f"{who}: " + ("; ".join(what[:12]) + (f"; and {len(what) - 12} more" if len(what) > 12 else "")
+                                   if what else "its files changed"))
+    return lines
 
 
 # ------------------------------------------------------------------ progress
@@ -605,9 +650,13 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
                     why = check_unit_log(path, u)  # not on record: the full check
                 if why is None:
                     on_record = entry and entry.get("status") == "done" and entry.get("sha256")
-                    accepted[f"{LOGS_DIR}/{path.name}"] = entry["sha256"] if on_record else file_sha256(path)
+                    sha = entry["sha256"] if on_record else file_sha256(path)
+                    accepted[f"{LOGS_DIR}/{path.name}"] = sha
                     progress.done += 1
                     t = _log_totals(path)
+                    if not on_record:  # accepted now, by the full check: on record from now on (the tables trust only that)
+                        _journal_add(out, {"id": u.id, "status": "done", "sha256": sha, "totals": t[1] if t else None,
+                                           "names": t[0] if t else None, "attempts": 0, "accepted": "validated on resume"})
                     if t:
                         progress.add(*t)
                 else:

@@ -39,7 +39,7 @@ DECK_SCOPES = ("table", "tournament")
 TOP_KEYS = ("name", "seed", "seed_file", "commit", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
             "concurrency", "output", "bots", "sprt", "sandbox", "bot_limits", "cluster")
 BOT_LIMIT_KEYS = ("memory_mb", "processes", "cpu_s", "file_mb")  # referee/sandbox.py SandboxLimits
-BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms", *BOT_LIMIT_KEYS, "workdir")
+BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms", *BOT_LIMIT_KEYS, "workdir", "fingerprint")
 TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
 FAULT_KEYS = ("max_faults",)
 DECK_KEYS = ("book", "scope")
@@ -76,6 +76,7 @@ class BotEntry:
     startup_ms: int | None = None  # this bot's time to start and answer hello (default: time.startup_ms)
     limits: dict[str, int] = field(default_factory=dict)  # this bot's sandbox limits (default: bot_limits)
     workdir: str | None = None  # its writable folder, relative to the configuration's folder (default: a fresh one)
+    fingerprint_paths: list[str] | None = None  # what it loads beyond its command line, relative to its cwd (identity.py)
 
     @property
     def builtin(self) -> str | None:
@@ -101,12 +102,16 @@ class BotEntry:
             setattr(spec, key, value)
         if self.workdir:
             spec.workdir = str((base_dir / self.workdir).resolve())
+        spec.fingerprint_paths = list(self.fingerprint_paths) if self.fingerprint_paths else None
         spec.fingerprint = fingerprint
         return spec
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "command": self.command, "cwd": self.cwd, "env": dict(sorted(self.env.items())),
-                "move_ms": self.move_ms, "startup_ms": self.startup_ms}
+        d = {"name": self.name, "command": self.command, "cwd": self.cwd, "env": dict(sorted(self.env.items())),
+             "move_ms": self.move_ms, "startup_ms": self.startup_ms}
+        if self.fingerprint_paths:  # only when given: tournaments stored without it resume unchanged
+            d["fingerprint"] = list(self.fingerprint_paths)
+        return d
 
 
 @dataclass
@@ -391,9 +396,20 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
             startup = c.integer(b, p + ("startup_ms",), None, minimum=1, maximum=MAX_STARTUP_MS)
             own = {k: c.integer(b, p + (k,), None, minimum=1) for k in BOT_LIMIT_KEYS}
             workdir = c.text(b, p + ("workdir",))
+            fp_paths = b.get("fingerprint")
+            if fp_paths is not None:
+                if isinstance(fp_paths, str):
+                    fp_paths = [fp_paths]
+                if (not isinstance(fp_paths, list) or not fp_paths
+                        or not all(isinstance(x, str) and x.strip() for x in fp_paths)):
+                    c.err(p + ("fingerprint",), "a list of the files and folders the bot loads (relative to its cwd), "
+                                                f"got {_kind(fp_paths)}")
+                    fp_paths = None
+                else:
+                    fp_paths = [x.strip() for x in fp_paths]
             if name is not None and command is not None and not isinstance(command, (dict, int, float)):
                 cfg.bots.append(BotEntry(name, command, cwd, clean_env, move, startup,
-                                         {k: v for k, v in own.items() if v is not None}, workdir))
+                                         {k: v for k, v in own.items() if v is not None}, workdir, fp_paths))
         if cfg.format == HEAD_TO_HEAD and len(bots) != 2:
             c.err(("bots",), f"format head-to-head compares two bots: list exactly two, got {len(bots)}")
         elif cfg.format != HEAD_TO_HEAD and len(bots) < 3:
@@ -568,6 +584,9 @@ def check_commands(cfg: TournamentConfig) -> list[str]:
             continue
         for problem in missing_paths(spec.argv, spec.cwd):
             problems.append(f"{cfg.where('bots', i, 'command')}: {problem}")
+        for given in spec.fingerprint_paths or ():
+            if not (Path(spec.cwd or ".") / os.path.expanduser(given)).exists():
+                problems.append(f"{cfg.where('bots', i, 'fingerprint')}: {given!r} not found (from {spec.cwd})")
     return problems
 
 

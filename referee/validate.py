@@ -69,6 +69,8 @@ class Report:
     signer: str | None = None  # the key whose valid signature the footer carries (ed25519:HEX)
     verified: bool = False  # signed by the key asked for (validate --verify)
     verify: str | None = None  # the key asked for
+    notes: list[Problem] = field(default_factory=list)  # tolerated, not problems (an older referee's slips)
+    signed: bool = False  # the footer carries a signature (valid or not)
 
     @property
     def ok(self) -> bool:
@@ -77,17 +79,31 @@ class Report:
     def lines(self) -> list[str]:
         return [p.text(self.path) for p in self.problems]
 
+    def lines_and_notes(self) -> list[str]:
+        """The problems and the notes (tolerated, not problems), in line order: what ``validate`` prints."""
+        return [p.text(self.path) for p in sorted(self.problems + self.notes, key=lambda q: q.line)]
+
+    @property
+    def authorship(self) -> str:
+        """What the seal proved of who wrote the log (LOGS.md, "What validate proves"): one of
+        ``signed, verified`` (a valid signature by the key given to --verify), ``signed, not
+        verified (pass --verify KEY.pub)`` (a signature, checked only against the key the log
+        names itself, or by another key than the one given, or broken: the problems say which),
+        ``unsigned: rules checked, authorship not proven`` (a hash chain anyone can recompute)."""
+        if self.verified:
+            return "signed, verified"
+        if self.signed:
+            return "signed, not verified" + (" (pass --verify KEY.pub)" if self.verify is None else "")
+        return "unsigned: rules checked, authorship not proven"
+
     def summary(self) -> str:
         state = "complete" if self.complete else "INCOMPLETE"
         verdict = "ok" if self.ok else f"{len(self.problems)} problem(s)"
         extra = f", {self.transcripts} transcript(s), {self.messages_checked} messages" if self.transcripts else ""
-        if self.verified:
-            extra += f", signature verified ({self.signer})"
-        elif self.signer and self.verify is None:
-            extra += f", signed by {self.signer} (not checked against a trusted key: use --verify)"
-        elif self.signer:
-            extra += f", signed by {self.signer}"
-        return f"{self.path}: {verdict} — {state}, {self.parties} partie, {self.deals} deals, {self.deals_replayed} replayed{extra}"
+        if self.signer:
+            extra += f"; key {self.signer}"
+        return (f"{self.path}: {verdict} — {state}, {self.parties} partie, {self.deals} deals, "
+                f"{self.deals_replayed} replayed{extra}; {self.authorship}")
 
     def to_dict(self) -> dict:
         return {
@@ -100,8 +116,11 @@ class Report:
             "transcripts": self.transcripts,
             "messages_checked": self.messages_checked,
             "signer": self.signer,
+            "signed": self.signed,
             "verified": self.verified,
+            "authorship": self.authorship,
             "problems": [p.to_dict() for p in self.problems],
+            "notes": [p.to_dict() for p in self.notes],
         }
 
 
@@ -374,12 +393,15 @@ class _FileCheck:
         if rp.complete:
             before = len(self.problems)
             out: list[tuple[str, str]] = []
+            notes: list[str] = []
             try:
-                compare(rec, rp.deal, out)
+                compare(rec, rp.deal, out, notes)
             except (KeyError, TypeError, AttributeError) as e:
                 out.append(("format", f"malformed outcome fields ({e.__class__.__name__}: {e})"))
             for rule, msg in out:
                 self.add(n, rule, f"deal {i}: {msg}")
+            for msg in notes:
+                self.report.notes.append(Problem(n, "note", f"deal {i}: {msg}"))
             collected = rp.deal.collected_deck()  # the engine's collection (R2.3, R2.4), as partie.next_deck
             if len(self.problems) == before:
                 rep.deals_replayed += 1
@@ -481,6 +503,7 @@ class _FileCheck:
             self.add(n, "seal", msg)
         self.report.signer = signer
         self.report.verified = verified
+        self.report.signed = rec.get("signature") is not None
 
 
 def validate_file(path, transcripts=None, jobs: int = 1, verify: str | None = None) -> Report:
@@ -583,6 +606,7 @@ def _validate_parallel(path: Path, jobs: int, verify: str | None = None) -> Repo
             if p != prev["last_partie"] + 1:
                 main.add(line, "format", f"partie {p!r} follows partie {prev['last_partie']}; partie are numbered 1, 2, …")
         main.problems.extend(Problem(*q) for q in res["problems"])
+        rep.notes.extend(Problem(*q) for q in res["notes"])
         rep.deals += res["deals"]
         rep.deals_replayed += res["deals_replayed"]
         rep.parties += res["parties"]
@@ -633,6 +657,7 @@ def _check_piece(bounds: tuple[int, int]) -> dict:
                 check.add(n, "format", f"malformed {rec.get('type', 'record')} record ({e.__class__.__name__}: {e})")
     return {
         "problems": [(q.line, q.rule, q.message) for q in check.problems],
+        "notes": [(q.line, q.rule, q.message) for q in check.report.notes],
         "deals": check.report.deals,
         "deals_replayed": check.report.deals_replayed,
         "parties": check.report.parties,

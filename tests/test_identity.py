@@ -235,3 +235,116 @@ def test_yaml_numbers_have_a_maximum(tmp_path):
     assert "t.yaml:2: time.move_ms: must be at most 600000, got 99999999999999999999" in ps
     assert "t.yaml:4: faults.max_faults: must be at most 100, got 1000" in ps
     assert "t.yaml:6: bots[0].startup_ms: must be at most 600000, got 700000" in ps
+
+
+# ------------------------------------------------------------------ issue 22, item 4: the fingerprint follows the code
+
+BOT_IMPORTING = "import fph\nimport runpy, sys\nsys.argv = ['bots', 'random']\nrunpy.run_module('bots', run_name='__main__')\n"
+
+
+def make_importing_bot(root: Path) -> Path:
+    (root / "fp2").mkdir(parents=True, exist_ok=True)
+    (root / "fp2" / "bot.py").write_text(BOT_IMPORTING)
+    (root / "fp2" / "fph.py").write_text("HELPER = 1\n")
+    return root
+
+
+def test_the_fingerprint_covers_the_folder_of_the_bots_script(tmp_path):
+    a = make_importing_bot(tmp_path / "a")
+    argv = ["python3", "fp2/bot.py"]
+    first = I.fingerprint(argv, str(a))
+    assert first == I.fingerprint(argv, str(make_importing_bot(tmp_path / "b")))  # the same files elsewhere
+    assert "folder fph.py " + I.file_sha256(a / "fp2" / "fph.py") in I.listing(argv, str(a))
+    # what changes without the bot changing is no part of it: caches, version control, marias's output
+    (a / "fp2" / "__pycache__").mkdir()
+    (a / "fp2" / "__pycache__" / "fph.cpython-311.pyc").write_bytes(b"\0")
+    (a / "fp2" / ".git").mkdir()
+    (a / "fp2" / ".git" / "HEAD").write_text("ref: x\n")
+    (a / "fp2" / "out").mkdir()
+    (a / "fp2" / "out" / "tournament.json").write_text("{}")
+    (a / "fp2" / "out" / "standings.txt").write_text("x")
+    (a / "fp2" / "runs").mkdir()
+    (a / "fp2" / "runs" / "match-1.jsonl").write_text('{"type":"header","format":"marias-log","chain":"0"}\n')
+    (a / "fp2" / "runs" / "match-1.seat0.stderr.log").write_text("noise")
+    (a / "fp2" / "runs" / "match-1.seat0.transcript.jsonl").write_text("{}\n")
+    (a / "fp2" / "work").mkdir()
+    (a / "fp2" / "work" / "memory.bin").write_bytes(b"learned")
+    spec = BotSpec(label="fp", argv=argv, cwd=str(a), workdir=str(a / "fp2" / "work"))
+    assert spec.identity()["fingerprint"] == first
+    # a changed imported module, a new one, a data file beside the script: another bot
+    (a / "fp2" / "fph.py").write_text("HELPER = 2\n")
+    second = I.fingerprint(argv, str(a))
+    assert second != first
+    (a / "fp2" / "fph.py").write_text("HELPER = 1\n")
+    (a / "fp2" / "book.json").write_text("{}")
+    assert I.fingerprint(argv, str(a)) not in (first, second)
+    now = I.listing(argv, str(a), skip=(str(a / "fp2" / "work"),))
+    assert I.listing_changes(I.listing(argv, str(make_importing_bot(tmp_path / "c"))), now, argv) \
+        == ["the script's folder: book.json added"]
+
+
+def test_the_fingerprint_covers_the_interpreter_of_a_program_run_by_its_hash_bang(tmp_path):
+    fake = tmp_path / "interp"
+    fake.mkdir()
+    (fake / "python-x").write_text("#!/bin/sh\necho 1\n")
+    (fake / "python-x").chmod(0o755)
+    bot = tmp_path / "botdir" / "bot"
+    bot.parent.mkdir()
+    bot.write_text(f"#!{fake / 'python-x'}\nprint('x')\n")
+    bot.chmod(0o755)
+    lines = I.listing(["./bot"], str(bot.parent))
+    assert lines[:2] == [f"exe {I.file_sha256(bot)}", f"interp {I.file_sha256(fake / 'python-x')}"]
+    assert any(line.startswith("folder bot ") for line in lines)  # a program given as a path: its folder too
+    before = I.fingerprint(["./bot"], str(bot.parent))
+    (fake / "python-x").write_text("#!/bin/sh\necho 2\n")
+    I._CACHE.clear()
+    assert I.fingerprint(["./bot"], str(bot.parent)) != before
+
+
+def test_a_folder_too_large_asks_for_a_fingerprint_list_and_the_list_replaces_it(tmp_path, monkeypatch):
+    root = make_importing_bot(tmp_path)
+    monkeypatch.setattr(I, "FOLDER_MAX_FILES", 3)
+    for k in range(4):
+        (root / "fp2" / f"data{k}.txt").write_text(str(k))
+    with pytest.raises(I.IdentityError) as e:
+        I.fingerprint(["python3", "fp2/bot.py"], str(root))
+    assert "holds more than 3 files" in str(e.value) and "'fingerprint:' list" in str(e.value)
+    # the bot names what it loads: those paths, not the whole folder
+    lines = I.listing(["python3", "fp2/bot.py"], str(root), paths=["fp2/fph.py"])
+    assert not any(line.startswith("folder ") for line in lines)
+    assert f"path 0 file {I.file_sha256(root / 'fp2' / 'fph.py')}" in lines
+    spec = BotSpec(label="fp", argv=["python3", "fp2/bot.py"], cwd=str(root), fingerprint_paths=["fp2/fph.py"])
+    fp = spec.identity()["fingerprint"]
+    (root / "fp2" / "fph.py").write_text("HELPER = 3\n")
+    assert BotSpec(label="fp", argv=["python3", "fp2/bot.py"], cwd=str(root),
+                   fingerprint_paths=["fp2/fph.py"]).identity()["fingerprint"] != fp
+
+
+def test_a_changed_imported_module_refuses_a_resume_naming_the_bot_and_the_file(tmp_path):
+    root = make_importing_bot(tmp_path)
+    (root / "t.yaml").write_text(textwrap.dedent("""\
+        seed: fp
+        arrangements: rotations
+        bots:
+          - {name: fp, command: python3 fp2/bot.py}
+          - {name: a, command: random}
+          - {name: b, command: random}
+        """))
+    args = ["tournament", str(root / "t.yaml"), "--out", str(root / "out"), "--quiet", "--concurrency", "1"]
+    first = marias(*args)
+    assert first.returncode == 0, first.stderr
+    state = json.loads((root / "out" / "tournament.json").read_text())
+    assert any(line.startswith("folder fph.py ") for line in state["fingerprint_listings"]["fp"])
+    sorted((root / "out" / "logs").glob("*.jsonl"))[0].unlink()  # one unit left to play
+    (root / "fp2" / "fph.py").write_text("HELPER = 2  # the bot plays otherwise now\n")
+    refused = marias(*args)
+    assert refused.returncode == 2
+    assert "fingerprints.fp: " in refused.stderr
+    assert "bot 'fp' (python3 fp2/bot.py): the script's folder: fph.py changed" in refused.stderr
+    assert "--allow-changed-bots" in refused.stderr
+    assert len(list((root / "out" / "logs").glob("*.jsonl"))) == 2  # nothing was played
+    # the YAML names a missing extra path: refused before anything runs
+    (root / "t2.yaml").write_text((root / "t.yaml").read_text().replace(
+        "command: python3 fp2/bot.py}", "command: python3 fp2/bot.py, fingerprint: [fp2/fph.py, weights.bin]}"))
+    r = marias("tournament", str(root / "t2.yaml"), "--out", str(root / "out2"), "--quiet")
+    assert r.returncode == 2 and "t2.yaml:4: bots[0].fingerprint: 'weights.bin' not found" in r.stderr, r.stderr

@@ -329,7 +329,7 @@ def test_duplicate_json_keys_are_refused(signed, tmp_path):
 def test_marias_validate_verify_on_the_command_line(signed, tmp_path):
     runner = CliRunner()
     ok = runner.invoke(app, ["validate", str(signed["log"]), "--verify", str(signed["pub"])])
-    assert ok.exit_code == 0 and "signature verified" in ok.output, ok.output
+    assert ok.exit_code == 0 and ok.output.rstrip().endswith("; signed, verified"), ok.output
     ok = runner.invoke(app, ["validate", str(signed["log"]), "--verify", signed["pub_text"]])
     assert ok.exit_code == 0, ok.output
     forged = write(tmp_path / "forged.jsonl", f_swap_bot_names(copy.deepcopy(signed["records"])))
@@ -418,3 +418,38 @@ def test_a_signed_tournament_verifies_and_commits_to_its_seed(tmp_path):
     assert len(logs) == 3
     reports = [validate_file(p, verify=str(pub)) for p in logs]
     assert all(rep.ok and rep.verified for rep in reports), [rep.lines() for rep in reports]
+
+
+def test_every_validate_line_says_what_it_proved_of_who_wrote_the_log(signed, tmp_path):
+    """Issue 22, item 6: a forger who recomputes the chain gets a log that passes the rules, and
+    validate says that no more than the rules was proven; a signature without --verify proves
+    nothing either, and says so; only --verify with the organiser's key says verified."""
+    runner = CliRunner()
+    recs = copy.deepcopy(signed["records"])
+    f_swap_bot_names(recs)  # a consistent rewrite the rules cannot see
+    forged = write(tmp_path / "forged.jsonl", recs)  # chain recomputed, no signature
+    r = runner.invoke(app, ["validate", str(forged)])
+    assert r.exit_code == 0, r.output
+    (line,) = r.output.strip().splitlines()
+    assert line.startswith(f"{forged}: ok — complete, 2 partie")
+    assert line.endswith("; unsigned: rules checked, authorship not proven")
+    r = runner.invoke(app, ["validate", str(signed["log"])])
+    assert r.exit_code == 0 and r.output.strip().endswith("; signed, not verified (pass --verify KEY.pub)"), r.output
+    assert signed["pub_text"] in r.output  # the key the log names, so the reader can compare it
+    r = runner.invoke(app, ["validate", str(signed["log"]), "--verify", str(signed["pub"])])
+    assert r.exit_code == 0 and r.output.strip().endswith("; signed, verified"), r.output
+    # signed by another key than the one asked for: not verified, and the seal problem says why
+    _, other_pub, _ = generate_key_pair(tmp_path / "other.key")
+    r = runner.invoke(app, ["validate", str(signed["log"]), "--verify", str(other_pub)])
+    assert r.exit_code == 1 and ": seal: the log is signed by " in r.output
+    assert r.output.strip().splitlines()[-1].endswith("; signed, not verified"), r.output
+    # the same words in --json, with the two facts apart
+    r = runner.invoke(app, ["validate", str(forged), str(signed["log"]), "--json"])
+    files = {Path(f["path"]).name: f for f in json.loads(r.output)["files"]}
+    assert files["forged.jsonl"]["authorship"] == "unsigned: rules checked, authorship not proven"
+    assert files["forged.jsonl"]["signed"] is False and files["forged.jsonl"]["verified"] is False
+    assert files["match.jsonl"]["authorship"] == "signed, not verified (pass --verify KEY.pub)"
+    assert files["match.jsonl"]["signed"] is True and files["match.jsonl"]["signer"] == signed["pub_text"]
+    r = runner.invoke(app, ["validate", str(signed["log"]), "--json", "--verify", signed["pub_text"]])
+    (f,) = json.loads(r.output)["files"]
+    assert f["authorship"] == "signed, verified" and f["verified"] is True

@@ -4,6 +4,7 @@ properties of the pairwise flows and shared places, and real logs read back."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -376,6 +377,10 @@ def test_tables_of_a_tournament_count_only_its_manifest(logs, tmp_path):
     (out / T.MANIFEST_FILE).write_text(json.dumps({"format": T.MANIFEST_FORMAT, "version": 1, "units": units}))
     for i in range(2):  # u2 not played yet
         (out / "logs" / f"u{i}.jsonl").write_text(good[i].read_text())
+    with open(out / T.JOURNAL_FILE, "w") as f:  # accepted by the tournament: on record with their hashes
+        for i in range(2):
+            sha = hashlib.sha256((out / "logs" / f"u{i}.jsonl").read_bytes()).hexdigest()
+            f.write(json.dumps({"id": f"u{i}", "status": "done", "sha256": sha}) + "\n")
     (out / "logs" / ".hidden" / "stray.jsonl").write_text(good[2].read_text())  # a valid log, but no unit
     (out / "logs" / "extra.jsonl").write_text(good[2].read_text())
     for where in (out, out / "logs"):
@@ -384,9 +389,11 @@ def test_tables_of_a_tournament_count_only_its_manifest(logs, tmp_path):
         assert sorted(s.split(": ")[0].rsplit("/", 1)[-1] for s in skipped if "not a unit" in s) == \
             ["extra.jsonl", "stray.jsonl"]
         assert any("1 of the 3 units in its manifest have no log" in s for s in skipped)
-    # without a manifest every log counts (a folder of match logs)
+    # without a manifest every log counts (a folder of match logs), a match copied twice once
     (out / T.MANIFEST_FILE).unlink()
-    assert len(S.load([out])[0]) == 4
+    parties, skipped = S.load([out])
+    assert len(parties) == 3
+    assert [s.split(": ")[0].rsplit("/", 1)[-1] for s in skipped if "a copy of" in s] == ["extra.jsonl"]  # .hidden/stray.jsonl sorts first
 
 
 def test_match_seat_rows_show_forfeits():

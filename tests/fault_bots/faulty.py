@@ -6,7 +6,9 @@ can find exactly its processes.
 Modes: exit-at-start, die, hang, late, garbage, wrong-id, illegal, huge-line,
 stderr-flood, close-stdout, child-keeps-pipe, unexpected, ok, early (writes, with an
 answer, the answer to the next request before it is asked: the id guessed right when
-it is on move again), float-id (the id as 11.0), huge-illegal (a 900 KB action).
+it is on move again), float-id (the id as 11.0), huge-illegal (a 900 KB action), contract (answers barva at the talon and dobra
+when it may, and an illegal contract at its first contract decision, whatever AT: three
+of it fault at the contract decision of deal 1, after both defenders said dobra).
 FAULTY_NAME in the environment replaces the name it announces in hello.
 With FAULTY_ONCE=PATH in the environment it misbehaves only if PATH does not
 exist yet (and creates it), so a restarted bot plays cleanly.
@@ -54,6 +56,12 @@ for line in sys.stdin:
     n += 1
     legal = msg["legal"]
     answer = {"type": "action", "id": msg["id"], "action": rng.choice(legal)}
+    if mode == "contract":
+        if msg["decision"] == "contract":
+            answer["action"] = "contract:nonsense"
+        else:
+            liked = [a for a in legal if a.startswith("barva:") or a == "dobra"]
+            answer["action"] = liked[0] if liked else answer["action"]
     if n == at:
         if mode == "die":
             os._exit(1)
