@@ -41,7 +41,7 @@ from .process import BotCommand, BotProcess, Poller, encode_line
 from .streams import open_private
 from .seat import Clock, InProcessSeat, Seat
 from .tell import event_lines, request_line
-from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode
+from .sandbox import SandboxConfig, SandboxLimits, find_bwrap, limits_report, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot", "search")
 _CODE = operator.attrgetter("code")  # an action's text
@@ -477,6 +477,7 @@ class Referee:
             "limits": cfg.limits.to_dict(),
             "fault_policy": cfg.policy.to_dict(),
             "sandbox": self.sandbox,
+            **({"bwrap": find_bwrap().found.to_dict()} if self.sandbox == "bwrap" else {}),  # which bwrap: path, version, source
             "sandbox_limits": cfg.sandbox_limits.to_dict(),
             "sandbox_limits_by": limits_report(cfg.sandbox_limits),
         }

