@@ -288,23 +288,134 @@ def _abs(path: str, cwd: str) -> str:
 
 
 def _program(argv0: str, cwd: str, env: dict[str, str]) -> str | None:
+    """Where ``argv0`` is found, as :func:`os.execvp` would find it with the bot's PATH."""
     if "/" in argv0:
         return _abs(argv0, cwd)
     return shutil.which(argv0, path=env.get("PATH", os.defpath))
 
 
-def needed_paths(argv: list[str], cwd: str, env: dict[str, str]) -> set[str]:
-    """What the command needs to see (absolute, existing): the folder it starts in,
-    its program's installation (``X`` for ``X/bin/prog``, else the program's
-    folder, for the path as given and as resolved), and every existing path its
-    arguments name (also ``--opt=PATH`` and ``a:b`` class paths), a file with
-    its folder (a script's own modules)."""
-    out = {cwd}
-    prog = _program(argv[0], cwd, env) if argv else None
-    if prog:
+def _shebang(path: str) -> tuple[str, str] | None:
+    """``(interpreter, argument)`` of a ``#!`` line (Linux passes the rest of the line as one argument)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = os.fsdecode(head[2:].split(b"\n", 1)[0]).strip()
+    interp, _, arg = line.partition(" ")
+    return (interp, arg.strip()) if interp.startswith("/") else None
+
+
+def _env_program(arg: str) -> str | None:
+    """The program ``/usr/bin/env ARG`` runs: the first word that is neither an option nor ``NAME=value``."""
+    for word in arg.split():
+        if not word.startswith("-") and "=" not in word:
+            return word
+    return None
+
+
+def program_chain(argv0: str, cwd: str, env: dict[str, str]) -> list[str]:
+    """The program and every interpreter that runs it through ``#!`` lines, in order
+    (``#!/usr/bin/env NAME`` resolved on the bot's PATH as env would); at most five,
+    as the kernel nests them."""
+    chain: list[str] = []
+    prog = _program(argv0, cwd, env)
+    while prog and prog not in chain and len(chain) < 5:
+        chain.append(prog)
+        line = _shebang(prog)
+        if line is None:
+            break
+        interp, arg = line
+        name = _env_program(arg) if os.path.basename(interp) == "env" else None
+        if name is not None:
+            chain.append(interp)
+            prog = _program(name, cwd, env)
+        else:
+            prog = interp
+    return chain
+
+
+def _installation(prog: str) -> str:
+    """``X`` for ``X/bin/prog`` (a virtualenv, a JDK, a Node.js install), else the program's folder."""
+    folder = os.path.dirname(prog)
+    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+
+
+def _editable_targets(site: str) -> set[str]:
+    """The folders the ``.pth`` files of a site-packages folder put on ``sys.path``, and the
+    package folders of setuptools' editable finders (``pip install -e`` of a checkout
+    elsewhere, such as a home folder): read as text, never run."""
+    out: set[str] = set()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(site):
+            path = os.path.join(site, name)
+            if name.endswith(".pth"):
+                with contextlib.suppress(OSError, UnicodeDecodeError), open(path, encoding="utf-8") as f:
+                    for line in f:
+                        line = line.strip()
+                        if line and not line.startswith(("#", "import ", "import\t")):
+                            out.add(os.path.normpath(os.path.join(site, line)))
+            elif name.startswith("__editable__") and name.endswith("_finder.py"):
+                out |= _finder_mapping(path)
+    return {p for p in out if os.path.isdir(p)}
+
+
+def _finder_mapping(path: str) -> set[str]:
+    """The folders of ``MAPPING = {...}`` in a setuptools editable finder (a literal, read with :mod:`ast`)."""
+    import ast
+
+    with contextlib.suppress(OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for node in tree.body:
+            target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+            if isinstance(target, ast.Name) and target.id == "MAPPING" and node.value is not None:
+                mapping = ast.literal_eval(node.value)
+                return {v for v in mapping.values() if isinstance(v, str)} if isinstance(mapping, dict) else set()
+    return set()
+
+
+def python_paths(prog: str) -> set[str]:
+    """What a virtualenv's Python needs beyond its own folder: ``pyvenv.cfg`` beside
+    ``bin/`` names (``home =``) the base interpreter, whose installation holds the
+    standard library; the venv's ``.pth`` files and editable finders name the
+    checkouts it imports from.  Empty for any other program."""
+    out: set[str] = set()
+    for cfg in (os.path.join(os.path.dirname(prog), "pyvenv.cfg"),
+                os.path.join(os.path.dirname(os.path.dirname(prog)), "pyvenv.cfg")):
+        if not os.path.isfile(cfg):
+            continue
+        venv = os.path.dirname(cfg)
+        out.add(venv)
+        with contextlib.suppress(OSError, UnicodeDecodeError), open(cfg, encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    home = os.path.normpath(value.strip())
+                    out.add(_installation(os.path.join(home, "python")))
+                    out.add(_installation(os.path.join(os.path.realpath(home), "python")))
+        for lib in ("lib", "lib64"):
+            with contextlib.suppress(OSError):
+                for py in os.listdir(os.path.join(venv, lib)):
+                    out |= _editable_targets(os.path.join(venv, lib, py, "site-packages"))
+    return out
+
+
+def command_paths(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[set[str], set[str]]:
+    """What the command needs to see, as ``(own, programs)`` (absolute; not checked to exist).
+
+    ``own``: the folder it starts in and every path its arguments name (also
+    ``--opt=PATH`` and ``a:b`` class paths), a file with its folder (a script's own
+    modules).  ``programs``: for the program and each interpreter of its ``#!``
+    chain, as given and as resolved, its installation (:func:`_installation`) and,
+    for a virtualenv's Python, :func:`python_paths`."""
+    own = {cwd}
+    programs: set[str] = set()
+    for prog in program_chain(argv[0], cwd, env) if argv else []:
         for p in {prog, os.path.realpath(prog)}:
-            folder = os.path.dirname(p)
-            out.add(os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder)
+            programs.add(_installation(p))
+            programs |= python_paths(p)
     for arg in argv[1:]:
         pieces = [arg]
         if "=" in arg:
@@ -320,13 +431,38 @@ def needed_paths(argv: list[str], cwd: str, env: dict[str, str]) -> set[str]:
                 st = os.stat(p)
             except (OSError, ValueError):
                 continue
-            out.add(p)
+            own.add(p)
             if stat.S_ISREG(st.st_mode):
-                out.add(os.path.dirname(p))
+                own.add(os.path.dirname(p))
             real = os.path.realpath(p)
             if real != p:
-                out.add(real if stat.S_ISDIR(st.st_mode) else os.path.dirname(real))
-    return {p for p in out if os.path.exists(p)}
+                own.add(real if stat.S_ISDIR(st.st_mode) else os.path.dirname(real))
+    programs.discard("/")
+    return own, programs
+
+
+def needed_paths(argv: list[str], cwd: str, env: dict[str, str]) -> set[str]:
+    """Everything of :func:`command_paths` that exists."""
+    own, programs = command_paths(argv, cwd, env)
+    return {p for p in own | programs if os.path.exists(p)}
+
+
+#: Top-level folders of the system, seen read-only by every bot; every other top-level
+#: folder (/home, /root, /tmp, /work, /srv, /mnt, ...) is private: covered, but for
+#: what the command needs.
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var",
+                  "/boot", "/nix", "/gnu", "/snap", "/dev", "/proc", "/sys")
+
+
+def private_folders(root: str = "/") -> tuple[str, ...]:
+    """:data:`PRIVATE_FOLDERS` and every top-level folder not in :data:`SYSTEM_FOLDERS`."""
+    out = set(PRIVATE_FOLDERS)
+    with contextlib.suppress(OSError):
+        for name in os.listdir(root):
+            p = os.path.join(root, name)
+            if p not in SYSTEM_FOLDERS and os.path.isdir(p) and not os.path.islink(p):
+                out.add(p)
+    return tuple(sorted(out))
 
 
 def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterable[str],
@@ -395,14 +531,13 @@ def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterab
 # ---------------------------------------------------------------- launch
 def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config: SandboxConfig | None) -> Launch:
     """What to start for the bot command ``argv`` (run in ``cwd`` with environment
-    ``env``, ``None``: the referee's) under ``config``; raises
-    :class:`SandboxUnavailable` for mode ``bwrap`` where bubblewrap cannot run.
+    ``env``, ``None``: the referee's) under ``config``;
+    raises :class:`SandboxUnavailable` for a sandboxed mode where no bwrap works.
     Call ``cleanup()`` once the bot's process has ended (it ends what is left,
     removes the cgroups and the fresh working folder) and close ``pass_fds``
     in the parent after the spawn (``cleanup`` does it as well)."""
     config = config or SandboxConfig(mode="none")
     mode = resolve_mode(config.mode)
-    full_env = dict(os.environ if env is None else env)
     start = os.path.abspath(cwd) if cwd else os.getcwd()
     if not os.path.isdir(start):  # what Popen would say without the sandbox
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), start)
@@ -412,6 +547,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
     else:
         workdir = _abs(config.workdir, start)
         os.makedirs(workdir, exist_ok=True)
+    full_env = dict(os.environ if env is None else env)
     full_env["MARIAS_WORKDIR"] = workdir
     cgroup: Cgroup | None = None
     fds: list[int] = []
@@ -437,9 +573,12 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             # what Popen would say without the sandbox (bwrap would only exit 1 later)
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT) if not prog or not os.path.exists(prog)
                                     else "not an executable file", argv[0] if argv else "")
-        bwrap, _ = bwrap_status()
+        bwrap = find_bwrap().found.path
         full_env["TMPDIR"] = "/tmp"
-        show = needed_paths(argv, start, full_env) | {_abs(p, start) for p in config.show if os.path.exists(_abs(p, start))}
+        private = private_folders()
+        own, programs = command_paths(argv, start, full_env)
+        extra = {_abs(p, start) for p in config.show}
+        show = {p for p in own | programs | extra if os.path.exists(p)}
         hide_dirs, hide_files = {_bots_root()}, set()
         for h in config.hide:
             p = _abs(h, start)
@@ -448,7 +587,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             (hide_dirs if os.path.isdir(p) else hide_files).add(p)
         args = ["--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
                 "--dev", "/dev", "--proc", "/proc"]
-        plan = mount_plan(show, hide_files, hide_dirs - {workdir})
+        plan = mount_plan(show, hide_files, hide_dirs - {workdir}, private)
         for op, p in plan:
             if op == "tmpfs":
                 args += ["--tmpfs", p]

@@ -630,3 +630,116 @@ def test_what_a_referee_killed_outright_left_is_swept_by_the_next(tmp_path):
                    check=True, timeout=TIMEOUT)
     assert not os.path.exists(left["workdir"])
     assert not any(os.path.exists(g) for g in left["cgroups"])
+
+
+# ------------------------------------------------------------------ bot commands installed with pip, under /tmp and a home folder
+
+VENV_BOT = '''
+from protocol.sdk import Bot, run
+
+
+class Last(Bot):
+    name = "venvbot"
+
+    def choose(self, view, legal):
+        return legal[-1]
+
+
+def main():
+    run(Last())
+'''
+
+
+def _wheel(folder: Path, name: str, files: dict[str, bytes], scripts: dict[str, str]) -> Path:
+    """A pure-Python wheel made by hand (no build backend, so nothing to download): pip installs
+    it and writes its console scripts as it does for any package."""
+    import base64
+    import hashlib
+    import zipfile
+
+    info = f"{name}-1.0.dist-info"
+    entries = {**files,
+               f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode(),
+               f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+               f"{info}/entry_points.txt": ("[console_scripts]\n" + "".join(f"{k} = {v}\n" for k, v in scripts.items())).encode()}
+    record = [f"{arc},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+              for arc, data in entries.items()]
+    path = folder / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for arc, data in entries.items():
+            z.writestr(arc, data)
+        z.writestr(f"{info}/RECORD", "\n".join(record + [f"{info}/RECORD,,"]) + "\n")
+    return path
+
+
+def _marias_files() -> dict[str, bytes]:
+    return {str(p.relative_to(ROOT)): p.read_bytes() for pkg in ("referee", "bots", "protocol")
+            for p in (ROOT / pkg).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+def make_venv_with_bots(where: Path) -> Path:
+    """A fresh virtualenv at ``where`` with marias and a one-module bot package installed by pip
+    (console scripts ``marias`` and ``venvbot``); their dependencies come from the referee's own
+    environment through a .pth file, so that nothing is downloaded."""
+    import sysconfig
+
+    venv = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=TIMEOUT)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "marias-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    wheels = where / "wheels"
+    wheels.mkdir()
+    built = [_wheel(wheels, "marias", _marias_files(), {"marias": "referee.cli:main"}),
+             _wheel(wheels, "venvbot", {"venvbot.py": VENV_BOT.encode()}, {"venvbot": "venvbot:main"})]
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-deps",
+                    "--no-index", *map(str, built)], check=True, timeout=TIMEOUT, capture_output=True)
+    assert (venv / "bin" / "venvbot").read_text().startswith(f"#!{venv}/bin/python")
+    return venv
+
+
+@pytest.fixture(scope="module", params=["tmp", "home"])
+def venv_bots(request, tmp_path_factory):
+    """The virtualenv under /tmp (pytest's folder) or under the user's home folder; both are
+    folders no bot sees but for what its command needs."""
+    if request.param == "tmp":
+        where = tmp_path_factory.mktemp("venv-under-tmp")
+    else:
+        where = Path.home() / ".cache" / f"marias-test-venv-{os.getpid()}"
+        where.mkdir(parents=True)
+    assert any(str(where).startswith(p + "/") for p in sb.PRIVATE_FOLDERS), where
+    try:
+        yield make_venv_with_bots(where)
+    finally:
+        if request.param == "home":
+            shutil.rmtree(where, ignore_errors=True)
+
+
+def test_console_scripts_in_a_virtualenv_pass_check_sandboxed(venv_bots, tmp_path):
+    for bot in (f"{venv_bots}/bin/venvbot", f"{venv_bots}/bin/marias bot robot"):
+        proc = marias(["check", "--sandbox", "bwrap", bot], tmp_path)
+        assert proc.returncode == 0, (bot, proc.stdout[-3000:], proc.stderr[-2000:])
+        assert "every check passed" in proc.stdout
+
+
+def test_console_scripts_found_on_path_and_an_env_shebang_play_sandboxed(venv_bots, tmp_path):
+    """``venvbot`` found on the bot's PATH, ``marias bot robot`` by its path, and a script whose
+    ``#!/usr/bin/env python3`` is the virtualenv's Python (it imports the package installed there)."""
+    script = tmp_path / "envbot.py"
+    script.write_text("#!/usr/bin/env python3\nimport venvbot\nvenvbot.main()\n")
+    script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{venv_bots}/bin{os.pathsep}{os.environ['PATH']}"}
+    here = tmp_path / "play"
+    here.mkdir()
+    proc = marias(["match", "--seed", "7", "--json", "--sandbox", "bwrap", "--log", "runs", "-b", "venvbot",
+                   "-b", f"{venv_bots}/bin/marias bot robot", "-b", str(script)], here, env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["names"] == ["venvbot", "robot", "venvbot"] and result["faults"] == []
+    assert result["sandbox"] == "bwrap"
+
+
+def test_the_installed_marias_bot_passes_check_sandboxed(tmp_path):
+    """``marias bot robot`` of the environment the tests run in (an editable install)."""
+    marias_script = Path(sys.executable).parent / "marias"
+    proc = marias(["check", "--sandbox", "bwrap", f"{marias_script} bot robot"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

@@ -185,7 +185,7 @@ def attack_pipes() -> None:
     for pid in visible_pids():
         if pid == me:
             continue
-        note(f"sees pid {pid}: {' '.join(cmdline(pid))[:200]}")
+        note(f"sees pid {pid}: {' '.join(cmdline(pid))[:600]}")
         if parent_of(pid) != parent:
             continue
         try:
