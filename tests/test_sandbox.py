@@ -200,7 +200,8 @@ def test_a_bot_writes_only_its_working_folder_and_tmp_and_has_no_network(tmp_pat
     notes = dict(line[5:].split(": ", 1) for line in played.stderr(0).splitlines() if line.startswith("NOTE "))
     assert notes["write workdir"] == "ok"
     assert notes["write tmp"] == "ok"
-    assert notes["write cwd"] != "ok" and notes["write home"] != "ok"
+    assert notes["write cwd"] != "ok" and notes["write user home"] != "ok"
+    assert notes["write home"] == "ok"  # HOME is its working folder
     assert notes["connect 1.1.1.1"] != "ok"
     assert not (tmp_path / "play" / "probe-x").exists()
 
@@ -743,3 +744,100 @@ def test_the_installed_marias_bot_passes_check_sandboxed(tmp_path):
     marias_script = Path(sys.executable).parent / "marias"
     proc = marias(["check", "--sandbox", "bwrap", f"{marias_script} bot robot"], tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+# ------------------------------------------------------------------ other runs' outputs, and the environment
+
+def _other_runs_beside(here: Path) -> list[Path]:
+    """A finished tournament and a finished match with the seed the next match uses, in the folder
+    the next match's bots start in: what a bot could read of them (the seed is in tournament.json)."""
+    (here / "t.yaml").write_text(textwrap.dedent("""
+        name: t
+        arrangements: fixed
+        bots:
+          - {name: a, command: random}
+          - {name: b, command: robot}
+          - {name: c, command: random}
+    """))
+    assert marias(["tournament", "t.yaml", "-q", "-j", "1"], here).returncode == 0
+    proc = marias(["match", "--seed", "7", "--log", "runsB", "-q", "-b", "robot", "-b", "robot", "-b", "random"], here)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    outputs = [*(here / "runsB").iterdir(), here / "tournament-t" / "results.sqlite", here / "tournament-t" / "tournament.json",
+               *(here / "tournament-t" / "logs").iterdir()]
+    assert any(p.suffix == ".jsonl" for p in outputs)
+    return outputs
+
+
+@pytest.mark.parametrize("mode", ["none", "bwrap"])
+def test_a_bot_reads_no_output_of_another_run_beside_it(mode, tmp_path):
+    """Another match's log (same seed: every card of this one), a finished tournament's logs,
+    results.sqlite and tournament.json, all in the folder the bot starts in."""
+    here = tmp_path / "play"
+    here.mkdir()
+    outputs = _other_runs_beside(here)
+    played = play(tmp_path, [hostile("outputs"), "robot", "random"], mode=mode)
+    text = played.stderr(0)
+    assert f"lists {here}" in text  # it did look
+    read = {line.split()[1].rstrip(":") for line in text.splitlines() if line.startswith("FOUND ")}
+    if mode == "none":  # the attack works on an open machine
+        assert {str(p) for p in outputs if p.name != ".marias-output"} <= read
+    else:
+        assert read == set()
+        assert "runsB" not in text and "tournament-t" not in text and played.log.name not in text
+        assert (here / "t.yaml").name in text  # what is not output stays visible
+
+
+@pytest.mark.parametrize("mode", ["none", "bwrap"])
+def test_a_log_folder_made_beside_a_running_bot_does_not_appear_to_it(mode, tmp_path):
+    """A second run started after the bot, in the bot's folder: its output folder is not there
+    for the bot (its folder is shown as it was when it started)."""
+    here = tmp_path / "play"
+    here.mkdir()
+    (here / "peek.py").write_text(textwrap.dedent("""
+        import glob, os, sys
+        print("ready", flush=True)
+        sys.stdin.readline()
+        print(repr(sorted(os.listdir("."))), flush=True)
+        for p in glob.glob("runsB/*.jsonl"):
+            print("FOUND", p, open(p).read()[:100], flush=True)
+        print("done", flush=True)
+    """))
+    spawn = sb.launch([sys.executable, "peek.py"], str(here), None, sb.SandboxConfig(mode=mode))
+    try:
+        bot = subprocess.Popen(spawn.argv, cwd=spawn.cwd, env=spawn.env, preexec_fn=spawn.preexec_fn,
+                               pass_fds=spawn.pass_fds, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert bot.stdout.readline() == "ready\n"
+        proc = marias(["match", "--seed", "7", "--log", "runsB", "-q", "-b", "robot", "-b", "robot", "-b", "random"], here)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out, _ = bot.communicate("go\n", timeout=TIMEOUT)
+    finally:
+        spawn.cleanup()
+    assert "peek.py" in out and out.endswith("done\n")
+    if mode == "none":
+        assert "FOUND runsB/" in out
+    else:
+        assert "runsB" not in out and "FOUND" not in out
+
+
+def test_a_bot_gets_a_small_fixed_environment_and_what_it_declares(tmp_path):
+    (tmp_path / "t.yaml").write_text(textwrap.dedent(f"""
+        name: t
+        arrangements: fixed
+        bots:
+          - {{name: a, command: "{hostile('env')}", env: {{MARIAS_TEST_DECLARED: "yes"}}}}
+          - {{name: b, command: robot}}
+          - {{name: c, command: random}}
+    """))
+    env = {**os.environ, "MARIAS_TEST_SECRET": "referee-only", "AWS_SECRET_ACCESS_KEY": "x"}
+    proc = marias(["tournament", "t.yaml", "-q", "-j", "1"], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (stderr,) = (tmp_path / "tournament-t" / "logs").glob("*.seat0.stderr.log")
+    lines = stderr.read_text().splitlines()
+    names = set(next(line for line in lines if line.startswith("NOTE env names: "))[16:].split())
+    notes = dict(line[9:].split("=", 1) for line in lines if line.startswith("NOTE env ") and "=" in line
+                 and not line.startswith("NOTE env names"))
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "MARIAS_WORKDIR", "MARIAS_TEST_DECLARED", "PWD"} | (
+        {"LC_ALL"} if "LC_ALL" in os.environ else set())
+    assert {"PATH", "HOME", "LANG", "TMPDIR", "MARIAS_WORKDIR", "MARIAS_TEST_DECLARED"} <= names <= allowed
+    assert notes["MARIAS_TEST_DECLARED"] == "yes"
+    assert notes["HOME"] == notes["MARIAS_WORKDIR"] and notes["TMPDIR"] == "/tmp"
