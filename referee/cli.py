@@ -306,6 +306,7 @@ def keygen(
     path: Path = typer.Argument(..., dir_okay=False, help="Where to write the private key (PEM, mode 0600); the public key goes to PATH.pub."),
 ):
     """Write a new Ed25519 key pair for signing logs (match/tournament --sign PATH, validate --verify PATH.pub)."""
+    from .sandbox import mark_private_file
     from .seal import generate_key_pair
 
     if path.exists():
@@ -313,6 +314,7 @@ def keygen(
         raise typer.Exit(2)
     try:
         private, public, text = generate_key_pair(path)
+        mark_private_file(private)  # no bot is shown it (referee/sandbox.py)
     except (OSError, ValueError) as e:
         typer.echo(f"error: {getattr(e, 'strerror', None) or e}", err=True)
         raise typer.Exit(2)

@@ -17,7 +17,7 @@ argv, folder and declared variables into what :class:`subprocess.Popen` is given
   outputs are hidden inside what is shown: this run's by path
   (``SandboxConfig.hide``: log, transcripts, stderr files, deck file, other
   bots' folders), any run's by the marker file every output folder holds
-  (:func:`marked_folders`), and the start folder is shown as it is when the bot
+  (:func:`marked_outputs`), and the start folder is shown as it is when the bot
   starts (entry by entry), so an output folder made in it later is not there.
   ``--die-with-parent`` and the pid namespace end every process the bot started
   (``setsid`` or not) when the bot or the referee ends.
@@ -459,12 +459,16 @@ def needed_paths(argv: list[str], cwd: str, env: dict[str, str]) -> set[str]:
 #: tournament folders with results.sqlite and tournament.json, deck books kept there).
 OUTPUT_MARKER = ".marias-output"
 
+#: The file that lists, one name a line, the files of its folder that are marias output
+#: though the folder is not (a private key from ``marias keygen``).
+PRIVATE_LIST = ".marias-private"
+
 #: How deep below a bot's own folders marked output folders are looked for.
 MARKER_DEPTH = 3
 
 
 def mark_output(folder: str | os.PathLike) -> None:
-    """Mark ``folder`` (made already) as marias output: no bot is shown it (:func:`marked_folders`)."""
+    """Mark ``folder`` (made already) as marias output: no bot is shown it (:func:`marked_outputs`)."""
     path = os.path.join(os.fspath(folder), OUTPUT_MARKER)
     if not os.path.lexists(path):
         with contextlib.suppress(FileExistsError):
@@ -473,9 +477,26 @@ def mark_output(folder: str | os.PathLike) -> None:
             os.close(fd)
 
 
-def marked_folders(roots: Iterable[str], depth: int = MARKER_DEPTH) -> set[str]:
-    """The folders holding :data:`OUTPUT_MARKER` among ``roots`` and below them, down to
-    ``depth`` levels (symbolic links are not followed).
+def mark_private_file(path: str | os.PathLike) -> None:
+    """Mark the file ``path`` as marias output (its name goes into its folder's :data:`PRIVATE_LIST`)."""
+    path = os.path.abspath(os.fspath(path))
+    fd = os.open(os.path.join(os.path.dirname(path), PRIVATE_LIST), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, os.fsencode(os.path.basename(path)) + b"\n")
+    finally:
+        os.close(fd)
+
+
+def _private_files(folder: str) -> set[str]:
+    with contextlib.suppress(OSError), open(os.path.join(folder, PRIVATE_LIST), "rb") as f:
+        return {os.path.join(folder, os.fsdecode(n)) for n in f.read().splitlines() if n and b"/" not in n}
+    return set()
+
+
+def marked_outputs(roots: Iterable[str], depth: int = MARKER_DEPTH) -> tuple[set[str], set[str]]:
+    """``(folders, files)``: the folders holding :data:`OUTPUT_MARKER` and the files named in a
+    :data:`PRIVATE_LIST`, among ``roots`` and below them, down to ``depth`` levels (symbolic
+    links are not followed).
 
     Why a marker rather than showing a bot only the files its command names: a bot
     needs its whole folder (its modules, data, a build), which the referee cannot
@@ -483,6 +504,7 @@ def marked_folders(roots: Iterable[str], depth: int = MARKER_DEPTH) -> set[str]:
     with the folder when it is copied or moved, and finds the outputs of any run,
     finished or live, not only this one's."""
     found: set[str] = set()
+    files: set[str] = set()
     stack = [(os.path.normpath(r), 0) for r in roots]
     seen: set[str] = set()
     while stack:
@@ -493,6 +515,7 @@ def marked_folders(roots: Iterable[str], depth: int = MARKER_DEPTH) -> set[str]:
         if os.path.lexists(os.path.join(folder, OUTPUT_MARKER)):
             found.add(folder)
             continue
+        files |= _private_files(folder)
         if level >= depth:
             continue
         with contextlib.suppress(OSError), os.scandir(folder) as entries:
@@ -500,7 +523,7 @@ def marked_folders(roots: Iterable[str], depth: int = MARKER_DEPTH) -> set[str]:
                 with contextlib.suppress(OSError):
                     if e.is_dir(follow_symlinks=False):
                         stack.append((e.path, level + 1))
-    return found
+    return found, files
 
 
 def _marked_ancestor(path: str) -> str | None:
@@ -672,9 +695,11 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             if _under(p, workdir):
                 continue  # what lies in its own folder is its own (its folder is mounted after, inside a hidden one too)
             (hide_dirs if os.path.isdir(p) else hide_files).add(p)
-        # every output of any marias run in the bot's own folders (not in installations: see marked_folders)
+        # every output of any marias run in the bot's own folders (not in installations: see marked_outputs)
         roots = [p for p in own if os.path.isdir(p) and any(_under(p, d) for d in private)]
-        hide_dirs |= {d for d in marked_folders(roots) if not (_under(workdir, d) or _under(start, d))}
+        marked, private_files = marked_outputs(roots)
+        hide_dirs |= {d for d in marked if not (_under(workdir, d) or _under(start, d))}
+        hide_files |= private_files
         # the start folder is shown as it is now: what is made in it later (another run's log folder) is not there
         hide_dirs.add(start)
         args = ["--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",

@@ -749,8 +749,9 @@ def test_the_installed_marias_bot_passes_check_sandboxed(tmp_path):
 # ------------------------------------------------------------------ other runs' outputs, and the environment
 
 def _other_runs_beside(here: Path) -> list[Path]:
-    """A finished tournament and a finished match with the seed the next match uses, in the folder
-    the next match's bots start in: what a bot could read of them (the seed is in tournament.json)."""
+    """A finished tournament, a finished match with the seed the next match uses and a signing key,
+    in the folder the next match's bots start in: what a bot could read of them (the seed is in
+    tournament.json)."""
     (here / "t.yaml").write_text(textwrap.dedent("""
         name: t
         arrangements: fixed
@@ -762,8 +763,9 @@ def _other_runs_beside(here: Path) -> list[Path]:
     assert marias(["tournament", "t.yaml", "-q", "-j", "1"], here).returncode == 0
     proc = marias(["match", "--seed", "7", "--log", "runsB", "-q", "-b", "robot", "-b", "robot", "-b", "random"], here)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    assert marias(["keygen", "organiser.key"], here).returncode == 0  # a signing key beside the bot
     outputs = [*(here / "runsB").iterdir(), here / "tournament-t" / "results.sqlite", here / "tournament-t" / "tournament.json",
-               *(here / "tournament-t" / "logs").iterdir()]
+               *(here / "tournament-t" / "logs").iterdir(), here / "organiser.key"]
     assert any(p.suffix == ".jsonl" for p in outputs)
     return outputs
 
@@ -771,7 +773,7 @@ def _other_runs_beside(here: Path) -> list[Path]:
 @pytest.mark.parametrize("mode", ["none", "bwrap"])
 def test_a_bot_reads_no_output_of_another_run_beside_it(mode, tmp_path):
     """Another match's log (same seed: every card of this one), a finished tournament's logs,
-    results.sqlite and tournament.json, all in the folder the bot starts in."""
+    results.sqlite and tournament.json, and a private key, all in the folder the bot starts in."""
     here = tmp_path / "play"
     here.mkdir()
     outputs = _other_runs_beside(here)
@@ -784,7 +786,7 @@ def test_a_bot_reads_no_output_of_another_run_beside_it(mode, tmp_path):
     else:
         assert read == set()
         assert "runsB" not in text and "tournament-t" not in text and played.log.name not in text
-        assert (here / "t.yaml").name in text  # what is not output stays visible
+        assert "t.yaml" in text and "organiser.key.pub" in text  # what is not output stays visible
 
 
 @pytest.mark.parametrize("mode", ["none", "bwrap"])

@@ -18,7 +18,7 @@ Modes:
   memory       allocate and fill 2 GB at the first request
   probe        report where it may write and whether it reaches the network (no attack)
   outputs      read every marias output it finds below its folder and the folder above it (other runs'
-               logs, stderr files, transcripts, results.sqlite, tournament.json, deck books)
+               logs, stderr files, transcripts, results.sqlite, tournament.json, deck books, private keys)
   env          report every environment variable it was given (names, and the values of MARIAS_TEST_*)
 """
 
@@ -285,7 +285,7 @@ def probe() -> None:
             note(f"connect {host}: {e.strerror or e}")
 
 
-OUTPUT_NAMES = (".jsonl", ".stderr.log", "results.sqlite", "tournament.json", ".marias-output", "decks.txt")
+OUTPUT_NAMES = (".jsonl", ".stderr.log", "results.sqlite", "tournament.json", ".marias-output", "decks.txt", ".key")
 
 
 def attack_outputs() -> None:
