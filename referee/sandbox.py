@@ -468,9 +468,10 @@ MARKER_DEPTH = 3
 
 
 def mark_output(folder: str | os.PathLike) -> None:
-    """Mark ``folder`` (made already) as marias output: no bot is shown it (:func:`marked_outputs`)."""
+    """Mark ``folder`` (made already) as marias output: no bot is shown it (:func:`marked_outputs`).
+    A folder inside a marked one (a tournament's logs) is hidden with it and is left as it is."""
     path = os.path.join(os.fspath(folder), OUTPUT_MARKER)
-    if not os.path.lexists(path):
+    if _marked_ancestor(os.path.abspath(os.fspath(folder))) is None:
         with contextlib.suppress(FileExistsError):
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             os.write(fd, b"marias output: hidden from every bot (protocol/PROTOCOL.md section 16)\n")
