@@ -350,10 +350,20 @@ def _installation(prog: str) -> str:
     return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
 
 
-def _editable_targets(site: str) -> set[str]:
+def _editable_targets(site: str) -> frozenset[str]:
     """The folders the ``.pth`` files of a site-packages folder put on ``sys.path``, and the
     package folders of setuptools' editable finders (``pip install -e`` of a checkout
-    elsewhere, such as a home folder): read as text, never run."""
+    elsewhere, such as a home folder): read as text, never run.  Read again only when
+    the folder changed (an install or uninstall changes its modification time)."""
+    try:
+        changed = os.stat(site).st_mtime_ns
+    except OSError:
+        return frozenset()
+    return _read_editable_targets(site, changed)
+
+
+@functools.lru_cache(maxsize=64)
+def _read_editable_targets(site: str, _changed: int) -> frozenset[str]:
     out: set[str] = set()
     with contextlib.suppress(OSError):
         for name in os.listdir(site):
@@ -366,7 +376,7 @@ def _editable_targets(site: str) -> set[str]:
                             out.add(os.path.normpath(os.path.join(site, line)))
             elif name.startswith("__editable__") and name.endswith("_finder.py"):
                 out |= _finder_mapping(path)
-    return {p for p in out if os.path.isdir(p)}
+    return frozenset(p for p in out if os.path.isdir(p))
 
 
 def _finder_mapping(path: str) -> set[str]:
@@ -402,10 +412,13 @@ def python_paths(prog: str) -> set[str]:
                     home = os.path.normpath(value.strip())
                     out.add(_installation(os.path.join(home, "python")))
                     out.add(_installation(os.path.join(os.path.realpath(home), "python")))
-        for lib in ("lib", "lib64"):
+        sites = set()
+        for lib in ("lib", "lib64"):  # lib64 is often a link to lib
             with contextlib.suppress(OSError):
-                for py in os.listdir(os.path.join(venv, lib)):
-                    out |= _editable_targets(os.path.join(venv, lib, py, "site-packages"))
+                sites |= {os.path.realpath(os.path.join(venv, lib, py, "site-packages"))
+                          for py in os.listdir(os.path.join(venv, lib))}
+        for site in sites:
+            out |= _editable_targets(site)
     return out
 
 
