@@ -189,7 +189,7 @@ def bwrap_candidates(environ: dict[str, str]) -> tuple[list[tuple[str, str]], li
 def _probe(path: str) -> str:
     """``""`` if ``path`` makes a sandbox like the bots' (all namespaces, no capabilities), else why not."""
     probe = [path, "--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent",
-             "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]
+             "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "/bin/sh", "-c", ":"]  # as bots start
     try:
         r = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            timeout=20)
