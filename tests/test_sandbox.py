@@ -449,6 +449,36 @@ def test_needed_paths_name_the_program_installation_arguments_and_class_path(tmp
                    str(tmp_path / "model.bin")}
 
 
+def test_program_chain_follows_shebangs_and_env_on_the_bots_path(tmp_path):
+    bindir = tmp_path / "venv" / "bin"
+    bindir.mkdir(parents=True)
+    python3 = bindir / "python3"
+    python3.write_text("#!/bin/sh\n")  # itself a script: its interpreter follows
+    python3.chmod(0o755)
+    script = tmp_path / "bot"
+    script.write_text("#!/usr/bin/env -S python3 -u\nprint()\n")
+    script.chmod(0o755)
+    assert sb.program_chain("./bot", str(tmp_path), {"PATH": f"{bindir}:/usr/bin:/bin"}) == [
+        str(script), "/usr/bin/env", str(python3), "/bin/sh"]
+
+
+def test_python_paths_of_a_virtualenv_name_its_base_and_editable_checkouts(tmp_path):
+    base = tmp_path / "home" / "u" / ".pyenv" / "3.11"
+    (base / "bin").mkdir(parents=True)
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (venv / "bin").mkdir()
+    (venv / "pyvenv.cfg").write_text(f"home = {base}/bin\ninclude-system-site-packages = false\n")
+    checkout, other = tmp_path / "src" / "mine", tmp_path / "src" / "pkg"
+    checkout.mkdir(parents=True)
+    other.mkdir()
+    (site / "mine.pth").write_text(f"{checkout}\nimport sys\n# a comment\n")
+    (site / "__editable___pkg_1_0_finder.py").write_text(f"import sys\nMAPPING: dict[str, str] = {{'pkg': '{other}'}}\n")
+    assert sb.python_paths(str(venv / "bin" / "python")) == {str(venv), str(base), str(checkout), str(other)}
+    assert sb.python_paths(str(base / "bin" / "python")) == set()  # not a virtualenv
+
+
 def test_limits_are_checked():
     with pytest.raises(ValueError, match="memory_mb"):
         sb.SandboxLimits(memory_mb=0)
