@@ -256,7 +256,11 @@ def match(
         # a secret seed is not put in the file name (anyone listing the folder would see it)
         tag = f"c{commitment[:8]}" if secret else f"s{safe_name(seed)}"
         try:
+            made = not log.exists()
             log_path = reserve_log_path(log, f"match-{stamp}-{tag}")  # a fresh name: never overwrites a log
+            if made:  # a folder of output only: hidden from every bot as a whole (referee/sandbox.py)
+                from .sandbox import mark_output
+                mark_output(log)
         except OSError as e:
             typer.echo(f"error: cannot create the log in {log}: {e.strerror or e}", err=True)
             raise typer.Exit(2)

@@ -492,8 +492,11 @@ def mark_output(folder: str | os.PathLike) -> None:
 
 
 def mark_private_file(path: str | os.PathLike) -> None:
-    """Mark the file ``path`` as marias output (its name goes into its folder's :data:`PRIVATE_LIST`)."""
+    """Mark the file ``path`` as marias output (its name goes into its folder's :data:`PRIVATE_LIST`),
+    unless its folder is marked as a whole already."""
     path = os.path.abspath(os.fspath(path))
+    if _marked_ancestor(os.path.dirname(path)) is not None:
+        return
     fd = os.open(os.path.join(os.path.dirname(path), PRIVATE_LIST), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.write(fd, os.fsencode(os.path.basename(path)) + b"\n")

@@ -874,3 +874,18 @@ def test_a_bot_gets_a_small_fixed_environment_and_what_it_declares(tmp_path):
     assert {"PATH", "HOME", "LANG", "TMPDIR", "MARIAS_WORKDIR", "MARIAS_TEST_DECLARED"} <= names <= allowed
     assert notes["MARIAS_TEST_DECLARED"] == "yes"
     assert notes["HOME"] == notes["MARIAS_WORKDIR"] and notes["TMPDIR"] == "/tmp"
+
+
+def test_a_log_written_into_a_folder_of_the_users_hides_its_files_not_the_folder(tmp_path):
+    """``--log .`` in the bots' folder: the folder is not all output, so it is not hidden as a
+    whole (the bots beside the log still run); its log and stderr files are, for a later run too."""
+    here = tmp_path / "play"
+    here.mkdir()
+    proc = marias(["match", "--seed", "7", "--log", ".", "-q", "-b", "robot", "-b", "robot", "-b", "random"], here)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    earlier = [p for p in here.iterdir() if p.name.startswith("match-")]
+    assert any(p.suffix == ".jsonl" for p in earlier) and not (here / sb.OUTPUT_MARKER).exists()
+    played = play(tmp_path, [hostile("outputs"), "robot", "random"])
+    text = played.stderr(0)
+    assert f"lists {here}" in text and "FOUND" not in text
+    assert not any(p.name in text for p in earlier)
