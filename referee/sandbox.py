@@ -495,6 +495,7 @@ def mark_private_file(path: str | os.PathLike) -> None:
     """Mark the file ``path`` as marias output (its name goes into its folder's :data:`PRIVATE_LIST`),
     unless its folder is marked as a whole already."""
     path = os.path.abspath(os.fspath(path))
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)  # as the file's writer would make it
     if _marked_ancestor(os.path.dirname(path)) is not None:
         return
     fd = os.open(os.path.join(os.path.dirname(path), PRIVATE_LIST), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
