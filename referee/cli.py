@@ -23,13 +23,17 @@ def _version(value: bool) -> None:
         from . import __version__
         from protocol.messages import PROTOCOL_VERSION
 
+        from .sandbox import find_bwrap
+
         typer.echo(f"marias {__version__} (protocol {PROTOCOL_VERSION})")
+        search = find_bwrap()
+        typer.echo(f"bwrap: {search.found.describe()}" if search.found else f"bwrap: none works here: {search.why}")
         raise typer.Exit()
 
 
 @app.callback()
 def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version of marias and of its protocol, and exit.")):
+                                       help="Print the version of marias and of its protocol, the bwrap the bots' sandbox uses, and exit.")):
     """marias: a match referee for volený mariáš (three-player Czech card game) between bot programs."""
 
 
@@ -119,8 +123,9 @@ def _three(items: List[str]) -> List[str]:
 
 
 # ------------------------------------------------------------------ sandbox options
-_SANDBOX_HELP = ("Bot sandbox (protocol/PROTOCOL.md): auto = bubblewrap where it works, else none with a warning; "
-                 "bwrap (or required) = refuse to start without it; none = bots run unisolated.")
+_SANDBOX_HELP = ("Bot sandbox (protocol/PROTOCOL.md section 16): auto (or bwrap, required) = bubblewrap, "
+                 "or refuse to start (exit 2) with the reason where it cannot work; none = bots run unisolated, "
+                 "said loudly and marked in logs and tables. MARIAS_BWRAP=/path names the bwrap to use.")
 
 
 def _decks(deck: Optional[Path], partie: int):
@@ -151,16 +156,19 @@ def _exit_on_failed_units(failed: list[tuple[str, str]]) -> None:
 
 
 def _sandbox_mode(mode: str) -> str:
-    """The sandbox mode to run with ("bwrap" or "none"), said at start; exits 2 where it is required but missing."""
-    from .sandbox import MODES, SandboxUnavailable, limits_report, resolve_mode
+    """The sandbox mode to run with ("bwrap" or "none"); ``none`` is said loudly at start; exits 2 with the
+    reason and the way out where a sandbox is wanted (``auto`` too) but no bwrap works."""
+    from .sandbox import MODES, UNSANDBOXED_WARNING, SandboxUnavailable, limits_report, resolve_mode
 
     if mode not in MODES:
         raise typer.BadParameter(f"one of {', '.join(MODES)}, got {mode!r}", param_hint="--sandbox")
     try:
-        resolved = resolve_mode(mode, warn=lambda text: typer.secho(f"marias: {text}", err=True, fg="red", bold=True))
+        resolved = resolve_mode(mode)
     except SandboxUnavailable as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
+    if resolved == "none":
+        typer.secho(f"marias: {UNSANDBOXED_WARNING}", err=True, fg="red", bold=True)
     weak = {k: v for k, v in limits_report().items() if v.startswith(("RLIMIT_AS", "RLIMIT_NPROC", "not enforced"))}
     if weak:
         typer.secho("marias: note: no writable cgroup here, so bot limits fall back to: "
@@ -259,7 +267,11 @@ def match(
         # a secret seed is not put in the file name (anyone listing the folder would see it)
         tag = f"c{commitment[:8]}" if secret else f"s{safe_name(seed)}"
         try:
+            made = not log.exists()
             log_path = reserve_log_path(log, f"match-{stamp}-{tag}")  # a fresh name: never overwrites a log
+            if made:  # a folder of output only: hidden from every bot as a whole (referee/sandbox.py)
+                from .sandbox import mark_output
+                mark_output(log)
         except OSError as e:
             typer.echo(f"error: cannot create the log in {log}: {e.strerror or e}", err=True)
             raise typer.Exit(2)
@@ -337,6 +349,7 @@ def keygen(
     path: Path = typer.Argument(..., dir_okay=False, help="Where to write the private key (PEM, mode 0600); the public key goes to PATH.pub."),
 ):
     """Write a new Ed25519 key pair for signing logs (match/tournament --sign PATH, validate --verify PATH.pub)."""
+    from .sandbox import mark_private_file
     from .seal import generate_key_pair
 
     if path.exists():
@@ -344,6 +357,7 @@ def keygen(
         raise typer.Exit(2)
     try:
         private, public, text = generate_key_pair(path)
+        mark_private_file(private)  # no bot is shown it (referee/sandbox.py)
     except (OSError, ValueError) as e:
         typer.echo(f"error: {getattr(e, 'strerror', None) or e}", err=True)
         raise typer.Exit(2)

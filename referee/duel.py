@@ -32,6 +32,7 @@ from typing import TextIO
 
 from . import tournament as T
 from .pool import Pool, Task
+from .sandbox import mark_output
 from .sprt import H0, H1, SPRT, TRUNCATED, SPRTState
 
 #: the six seatings of a group, as indices into (A, B) for seats 0, 1, 2
@@ -289,6 +290,7 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
         raise T.ConfigError(problems)
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
+    mark_output(out)  # logs, results.sqlite, tournament.json: shown to no bot (referee/sandbox.py)
     t0 = time.perf_counter()
 
     def say(text: str) -> None:

