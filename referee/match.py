@@ -41,6 +41,7 @@ from .process import BotCommand, BotProcess, Poller, encode_line
 from .streams import open_private
 from .seat import Clock, InProcessSeat, Seat
 from .tell import event_lines, request_line
+from .resources import LIMIT_KEYS
 from .sandbox import SandboxConfig, SandboxLimits, limits_report, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot", "search")
@@ -73,6 +74,8 @@ class BotSpec:
     processes: int | None = None
     cpu_s: int | None = None
     file_mb: int | None = None
+    disk_mb: int | None = None
+    cpus: int | None = None
     workdir: str | None = None
     fingerprint: str | None = None  # computed on first use (:meth:`identity`) unless given
 
@@ -131,7 +134,7 @@ class BotSpec:
         own = {k: getattr(self, k) for k in ("move_ms", "startup_ms", "bank_ms", "increment_ms") if getattr(self, k) is not None}
         if own:
             d["limits"] = own  # this bot's own limits (validate checks its times against them)
-        own = {k: getattr(self, k) for k in ("memory_mb", "processes", "cpu_s", "file_mb") if getattr(self, k) is not None}
+        own = {k: getattr(self, k) for k in LIMIT_KEYS if getattr(self, k) is not None}
         if own:
             d["sandbox_limits"] = own  # this bot's own, over the header's
         d["fingerprint"] = self.identity()["fingerprint"]
@@ -463,7 +466,7 @@ class Referee:
             own = workdirs[p.seat]
             others = [w for w in workdirs.values() if w and w != own]
             show = shown_folders(sp)
-            limits = cfg.sandbox_limits.merged(memory_mb=sp.memory_mb, processes=sp.processes, cpu_s=sp.cpu_s, file_mb=sp.file_mb)
+            limits = cfg.sandbox_limits.merged(**{k: getattr(sp, k) for k in LIMIT_KEYS})
             p.sandbox = SandboxConfig(self.sandbox, limits, own, tuple(outputs + others), show)
 
     def _header(self, players: list[Player]) -> dict:
@@ -478,7 +481,7 @@ class Referee:
             "fault_policy": cfg.policy.to_dict(),
             "sandbox": self.sandbox,
             "sandbox_limits": cfg.sandbox_limits.to_dict(),
-            "sandbox_limits_by": limits_report(cfg.sandbox_limits),
+            "sandbox_limits_by": limits_report(cfg.sandbox_limits, self.sandbox),
         }
 
     def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:
