@@ -177,8 +177,8 @@ def _bot_limits(memory_mb, processes, cpu_s, file_mb, disk_mb=None, cpus=None):
 
 _DISK_HELP = ("All a bot may write in its /tmp and working folder together, in MB (default 256; a tmpfs under the "
               "sandbox, counted in its memory too; a kept workdir: checked at each start).")
-_CPUS_HELP = ("CPUs a bot may use at once (a cgroup quota; default: no quota, each bot an equal share of the CPUs "
-              "where a cpu cgroup can be made).")
+_CPUS_HELP = ("CPUs a bot may use at once (a cgroup quota; default: no quota; where a cpu cgroup can be made, the "
+              "bot whose turn it is gets the CPU before the bots that wait in any case).")
 
 
 # ------------------------------------------------------------------ match
@@ -601,6 +601,21 @@ def bench_referee(
     from . import bench
 
     _print_bench(bench.referee(partie=partie, runs=runs, sandbox=_sandbox_mode(sandbox)), as_json)
+
+
+@bench_app.command("hog")
+def bench_hog(
+    threads: int = typer.Option(16, "--threads", min=1, max=100, help="Busy processes the hog starts (it stays under --bot-processes 128)."),
+    cpu_ms: int = typer.Option(150, "--cpu-ms", min=1, help="CPU ms the victim burns per decision."),
+    partie: int = typer.Option(1, min=1, help="Partie per run (12 deals each)."),
+    runs: int = typer.Option(2, min=1, help="Runs of each case, alternately."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    sandbox: str = typer.Option("auto", "--sandbox", help="The bots' sandbox (auto, bwrap, none)."),
+):
+    """A CPU hog in the next seat: the victim's time per decision (it burns --cpu-ms of CPU each) alone, with a --threads hog in its own cpu cgroup (the default where the machine offers one), and with the same hog without cpu cgroups; medians and ratios to alone. One match at a time."""
+    from . import bench
+
+    _print_bench(bench.hog(threads=threads, cpu_ms=cpu_ms, partie=partie, runs=runs, sandbox=_sandbox_mode(sandbox)), as_json)
 
 
 @bench_app.command("validate")

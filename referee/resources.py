@@ -1,10 +1,12 @@
 """Resource limits of a bot process (referee/sandbox.py uses them in every mode).
 
 A cgroup per bot holds ``pids``, ``memory`` and ``cpu`` where the cgroup file system is
-writable (v1 controllers, or a v2 subtree with them enabled): in its own ``cpu``
-cgroup a bot has the same share (weight) as every other bot, so however many
-threads it runs it takes at most its share of the CPUs while another bot thinks,
-and with ``cpus`` at most that many CPUs (a CFS quota).  The rlimits
+writable (v1 controllers, or a v2 subtree with them enabled).  In its own ``cpu``
+cgroup a bot's weight follows the turn (:meth:`Cgroup.turn`, :data:`TURN_WEIGHTS`):
+the bot the referee is waiting for has 8 times the default weight, a bot that waits
+an eighth of it, so however many threads a waiting bot spins, the bot whose turn it
+is gets the CPU first (``marias bench hog``); with ``cpus`` a bot uses at most that
+many CPUs at any time (a CFS quota).  The rlimits
 ``RLIMIT_CPU``, ``RLIMIT_FSIZE`` and ``RLIMIT_CORE`` are always set; without a
 memory cgroup ``RLIMIT_AS`` stands in for it, and without a pids cgroup (and not
 as root, whom the kernel exempts) ``RLIMIT_NPROC``.  :func:`limits_report`
@@ -51,7 +53,7 @@ class SandboxLimits:
     cpu_s: int | None = 1800  # CPU seconds of each process
     file_mb: int | None = 64  # largest file it may write
     disk_mb: int | None = 256  # all it writes in its /tmp and fresh working folder together (a tmpfs)
-    cpus: int | None = None  # CPUs it may use at once (a cgroup quota; None: only an equal share)
+    cpus: int | None = None  # CPUs it may use at once (a cgroup quota; None: no quota, only the weight by turn)
 
     def __post_init__(self):
         for name in LIMIT_KEYS:
@@ -93,6 +95,9 @@ def _base_for(mount: str, own: str) -> str:
 
 _CONTROLLERS = ("pids", "memory", "cpu")
 CPU_PERIOD_US = 100_000  # the CFS period of a cpus quota
+#: cgroup version -> (the weight of a bot that is asked, of one that waits): 8 times the default
+#: and an eighth of it (v1 cpu.shares, default 1024; v2 cpu.weight, default 100)
+TURN_WEIGHTS = {1: (b"8192", b"128"), 2: (b"800", b"12")}
 
 
 @functools.lru_cache(maxsize=None)
@@ -203,6 +208,23 @@ class Cgroup:
                 continue
         # opened now so that the child only writes (nothing to open between fork and exec)
         self._fds = [os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC) for d in self.dirs]
+        # the bot's CPU weight, raised while it is asked (its turn) and lowered while it waits (turn())
+        self._cpu_fd, self._weights = -1, (b"", b"")
+        if "cpu" in self.kinds:
+            h = _hierarchies()["cpu"]
+            name = "cpu.shares" if h.version == 1 else "cpu.weight"
+            self._weights = TURN_WEIGHTS[h.version]
+            with contextlib.suppress(OSError):
+                self._cpu_fd = os.open(os.path.join(made["cpu"], name), os.O_WRONLY | os.O_CLOEXEC)
+                self.turn(True)  # starting up is its turn too (it must answer hello in time)
+
+    def turn(self, asked: bool) -> None:
+        """The bot is asked (``True``: the referee awaits its answer) or waits (``False``): its
+        cpu cgroup's weight is set to :data:`TURN_WEIGHTS`, so the bot whose turn it is gets the
+        CPU before bots that think (or spin) while they wait.  Nothing without a cpu cgroup."""
+        if self._cpu_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.pwrite(self._cpu_fd, self._weights[0 if asked else 1], 0)
 
     def join(self) -> None:
         """In the child before exec: move into the cgroups."""
@@ -211,10 +233,10 @@ class Cgroup:
             os.write(fd, pid)
 
     def close_fds(self) -> None:
-        for fd in self._fds:
+        for fd in self._fds + ([self._cpu_fd] if self._cpu_fd >= 0 else []):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self._fds = []
+        self._fds, self._cpu_fd = [], -1
 
     def pids(self) -> set[int]:
         out: set[int] = set()
@@ -263,7 +285,7 @@ def limits_report(limits: SandboxLimits | None = None, mode: str = "bwrap") -> d
     out["disk_mb"] = "off" if limits.disk_mb is None else (
         "tmpfs (a kept workdir: checked at start)" if sandboxed else "not enforced (no sandbox; a kept workdir: checked at start)")
     if "cpu" in h:
-        share = f"cgroup v{h['cpu'].version} (an equal share each)"
+        share = f"cgroup v{h['cpu'].version} (a weight by turn: the bot asked 64 times the weight of one waiting)"
         out["cpu_share"] = share
         out["cpus"] = "off" if limits.cpus is None else f"cgroup v{h['cpu'].version} (CFS quota)"
     else:

@@ -109,6 +109,7 @@ class Launch:
     cleanup: Callable[[], None]
     mode: str  # "bwrap" or "none"
     workdir: str
+    turn: Callable[[bool], None] | None = None  # issue 21 hook: the bot is asked / waits (its CPU weight)
 
 
 # ---------------------------------------------------------------- detection
@@ -343,7 +344,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         cgroup = Cgroup(config.limits)
         preexec = make_preexec(config.limits, cgroup)
         if mode == "none":
-            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir)
+            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir, cgroup.turn)
         prog = _program(argv[0], start, full_env) if argv else None
         if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
             # what Popen would say without the sandbox (bwrap would only exit 1 later)
@@ -409,7 +410,8 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
 
         wrapped = [bwrap, "--args", "5", "--", "/bin/sh", "-c", _TRAMPOLINE, "sh", *argv]
         passed = (3, 4, 5) + ((6,) if lock_fd is not None else ())  # issue 21 hook: fd 6 the seccomp filter
-        return Launch(wrapped, start, full_env, preexec_bwrap, passed, cleanup, "bwrap", full_env["MARIAS_WORKDIR"])
+        return Launch(wrapped, start, full_env, preexec_bwrap, passed, cleanup, "bwrap", full_env["MARIAS_WORKDIR"],
+                      cgroup.turn)
     except BaseException:
         cleanup()
         raise

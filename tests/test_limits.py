@@ -278,7 +278,7 @@ def test_disk_mb_and_cpus_are_limits_like_the_others():
 # ------------------------------------------------------------------ the cpu cgroup
 
 @pytest.mark.skipif("cpu" not in resources._hierarchies(), reason="no writable cpu cgroup on this machine")
-def test_each_bot_runs_in_a_cpu_cgroup_of_its_own_with_its_quota():
+def test_each_bot_runs_in_a_cpu_cgroup_of_its_own_with_its_quota_and_a_weight_by_turn():
     h = resources._hierarchies()["cpu"]
     spawn = sb.launch(["/bin/sh", "-c", "cat /proc/self/cgroup; read x"], None, None,
                       sb.SandboxConfig(mode="none", limits=sb.SandboxLimits(cpus=1)))
@@ -293,6 +293,13 @@ def test_each_bot_runs_in_a_cpu_cgroup_of_its_own_with_its_quota():
             assert Path(group, "cpu.cfs_quota_us").read_text().strip() == str(resources.CPU_PERIOD_US)
         else:
             assert Path(group, "cpu.max").read_text().split()[0] == str(resources.CPU_PERIOD_US)
+        weight = Path(group, "cpu.shares" if h.version == 1 else "cpu.weight")
+        asked, waits = resources.TURN_WEIGHTS[h.version]
+        assert weight.read_text().strip() == asked.decode()  # starting up is its turn
+        spawn.turn(False)
+        assert weight.read_text().strip() == waits.decode()
+        spawn.turn(True)
+        assert weight.read_text().strip() == asked.decode()
         proc.communicate("\n", timeout=TIMEOUT)
     finally:
         spawn.cleanup()
