@@ -2,7 +2,7 @@
 once locks, files, memory, sockets and signals are closed.  Seat the same program twice:
 seat 0 sends, seat 1 receives; it plays the first legal action.
 
-Usage: timing.py [SLOT_MS [LISTEN_MS [SPINNERS]]]     (default 20 300 2)
+Usage: timing.py [SLOT_MS [LISTEN_MS [SPINNERS [KIND]]]]     (default 20 300 2 cpu)
 
 Time is cut into slots of SLOT_MS by the wall clock both sandboxes share.  The sender
 starts SPINNERS processes at hello that, in each slot, spin when the slot's bit is 1 and
@@ -10,6 +10,9 @@ sleep when it is 0; the bits are a pseudo-random sequence both sides know (so er
 be counted; a real sender would put its hand there).  At each request the receiver
 counts its own loop's iterations in every whole slot of the next LISTEN_MS and decides
 each bit against the median count of that request (a slot where it ran slower was a 1).
+KIND ``cpu`` spins and counts a bare loop (contention for a CPU); ``mem`` copies 64 MB
+buffers and counts copies of 8 MB (contention for the memory bus and the shared cache,
+which a CPU weight does not share out).
 
 The receiver writes ``CHANNEL deals=D slots=N errors=E seconds=S`` to stderr after each
 deal and at the end; from these: the raw bit rate N/D per deal, the error rate
@@ -27,6 +30,7 @@ import time
 SLOT_MS = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
 LISTEN_MS = float(sys.argv[2]) if len(sys.argv) > 2 else 300.0
 SPINNERS = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+KIND = sys.argv[4] if len(sys.argv) > 4 else "cpu"
 
 
 def slot_now() -> int:
@@ -39,14 +43,19 @@ def bit(slot: int) -> int:
 
 def spinner() -> None:
     os.closerange(0, 3)
+    src, dst = bytearray(64 << 20), bytearray(64 << 20)
     while True:
         k = slot_now()
         end = (k + 1) * SLOT_MS / 1000
         if bit(k):
             while time.time() < end:
-                pass
+                if KIND == "mem":
+                    dst[:] = src
         else:
             time.sleep(max(0.0, end - time.time()))
+
+
+BUFFERS = (bytearray(8 << 20), bytearray(8 << 20)) if KIND == "mem" else (b"", bytearray())
 
 
 def listen(stats: dict) -> None:
@@ -57,11 +66,14 @@ def listen(stats: dict) -> None:
     while time.time() < start:
         pass
     counts: list[tuple[int, int]] = []
+    src, dst = BUFFERS
     while (k + 1) * SLOT_MS / 1000 <= stop:
         end = (k + 1) * SLOT_MS / 1000
         n = 0
         while time.time() < end:
             n += 1
+            if KIND == "mem":
+                dst[:] = src
         counts.append((k, n))
         k += 1
     if len(counts) < 3:
