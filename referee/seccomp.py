@@ -4,23 +4,34 @@ Two bots in separate bubblewrap sandboxes still see the same files read-only (th
 programs, the system's libraries), and a lock lives on the file itself, not on a mount:
 one bot holding ``flock`` on ``/usr/lib/.../os.py`` and another testing it pass a bit
 per test.  An ``inotify`` or ``fanotify`` watch on such a file is the same channel the
-other way round (the watcher sees the other bot open or read it).  This filter makes
-those system calls fail with ``EPERM``:
+other way round (the watcher sees the other bot open or read it).  This filter takes
+both away:
 
-* ``flock``;
-* ``fcntl`` (and ``fcntl64`` of 32-bit programs) with a record-lock command:
-  ``F_GETLK``/``F_SETLK``/``F_SETLKW``, their ``*64`` forms, the open-file-description
-  ones ``F_OFD_GETLK``/``F_OFD_SETLK``/``F_OFD_SETLKW``, and leases
-  ``F_SETLEASE``/``F_GETLEASE``; every other ``fcntl`` (``F_GETFL``, ``F_SETFD``,
-  ``F_DUPFD`` ...) is allowed;
-* ``inotify_init``, ``inotify_init1``, ``inotify_add_watch`` and ``fanotify_init``.
+* **taking a lock does nothing and succeeds**: ``flock`` and the ``fcntl`` commands
+  ``F_SETLK``/``F_SETLKW`` (and the ``*64`` forms of 32-bit programs), the
+  open-file-description ones ``F_OFD_SETLK``/``F_OFD_SETLKW`` return 0 without being
+  run, so no lock exists for another bot to test and a test always finds the file
+  free;
+* **asking about locks fails** with ``EPERM``: ``F_GETLK`` (``F_GETLK64``),
+  ``F_OFD_GETLK`` (success would have to fill in an answer), leases
+  ``F_SETLEASE``/``F_GETLEASE``, and ``inotify_init``, ``inotify_init1``,
+  ``inotify_add_watch``, ``fanotify_init``;
+* every other system call and ``fcntl`` (``F_GETFL``, ``F_SETFD``, ``F_DUPFD`` ...) runs.
+
+Why taking a lock succeeds rather than fails: programs take locks on their own files
+as a matter of course and treat a failure as an error.  The JVM locks its
+``/tmp/hsperfdata_USER/PID`` file at start and, refused, prints a warning *on stdout*
+(which breaks the protocol); SQLite takes a shared lock to read a database (an opening
+book) and, refused, does not read it.  A lock that succeeds and excludes nothing
+costs a bot only exclusion between its own processes (use a pipe, or ``mkdir`` as a
+lock, for that).
 
 Every other system call is allowed: this is a deny list for one channel, the namespaces
 of :mod:`referee.sandbox` do the rest.
 
 **Built here with ``struct``, not with libseccomp.**  The filter is 30-odd classic BPF
-instructions; writing them needs no system library (libseccomp and its Python binding
-are not on PyPI as a wheel and not on every machine), and the program is short enough
+instructions; writing them needs no system library (a libseccomp binding needs
+libseccomp installed on the machine, which bubblewrap itself does not), and the program is short enough
 to read and test whole: :func:`program` returns it, the tests run real ``flock`` and
 ``fcntl`` calls under it.  bubblewrap loads it (``--seccomp FD``: the fd holds an array
 of ``struct sock_filter``, 8 bytes each) after setting ``no_new_privs``.
@@ -48,7 +59,7 @@ import platform
 import struct
 import sys
 
-__all__ = ["SeccompUnsupported", "program", "filter_bytes", "filter_fd", "status", "BLOCKED_FCNTL"]
+__all__ = ["SeccompUnsupported", "program", "filter_bytes", "filter_fd", "status", "FAKED_FCNTL", "BLOCKED_FCNTL"]
 
 
 class SeccompUnsupported(RuntimeError):
@@ -78,25 +89,23 @@ _OFF_NR, _OFF_ARCH = 0, 4
 # the low 32 bits of args[1] (fcntl's cmd is an unsigned int: the kernel ignores the rest)
 _OFF_ARG1_LOW = 16 + 8 + (0 if sys.byteorder == "little" else 4)
 
-#: fcntl commands that take, test or lease a lock (<asm-generic/fcntl.h>, <linux/fcntl.h>)
-BLOCKED_FCNTL = {
-    "F_GETLK": 5, "F_SETLK": 6, "F_SETLKW": 7,
-    "F_GETLK64": 12, "F_SETLK64": 13, "F_SETLKW64": 14,  # 32-bit ABIs
-    "F_OFD_GETLK": 36, "F_OFD_SETLK": 37, "F_OFD_SETLKW": 38,
-    "F_SETLEASE": 1024, "F_GETLEASE": 1025,
-}
+#: fcntl commands that take a lock: they return 0 and do nothing (<asm-generic/fcntl.h>, <linux/fcntl.h>)
+FAKED_FCNTL = {"F_SETLK": 6, "F_SETLKW": 7, "F_SETLK64": 13, "F_SETLKW64": 14,  # the *64: 32-bit ABIs
+               "F_OFD_SETLK": 37, "F_OFD_SETLKW": 38}
+#: fcntl commands that test a lock or take or test a lease: EPERM
+BLOCKED_FCNTL = {"F_GETLK": 5, "F_GETLK64": 12, "F_OFD_GETLK": 36, "F_SETLEASE": 1024, "F_GETLEASE": 1025}
 
-# System-call numbers per ABI: (calls denied outright, calls whose args[1] is an fcntl command).
+# System-call numbers per ABI: (flock, calls denied outright, calls whose args[1] is an fcntl command).
 _I386_ARM_FCNTL = (55, 221)  # fcntl, fcntl64: the same numbers on i386 and 32-bit ARM
 _ABIS = {
-    # x86_64: flock 73, inotify_init 253, inotify_add_watch 254, inotify_init1 294, fanotify_init 300; fcntl 72
-    AUDIT_ARCH_X86_64: ((73, 253, 254, 294, 300), (72,)),
-    # i386: flock 143, inotify_init 291, inotify_add_watch 292, inotify_init1 332, fanotify_init 338
-    AUDIT_ARCH_I386: ((143, 291, 292, 332, 338), _I386_ARM_FCNTL),
-    # aarch64 (the generic table): flock 32, inotify_init1 26, inotify_add_watch 27, fanotify_init 262; fcntl 25
-    AUDIT_ARCH_AARCH64: ((32, 26, 27, 262), (25,)),
-    # 32-bit ARM (EABI): flock 143, inotify_init 316, inotify_add_watch 317, inotify_init1 360, fanotify_init 367
-    AUDIT_ARCH_ARM: ((143, 316, 317, 360, 367), _I386_ARM_FCNTL),
+    # x86_64: flock 73; inotify_init 253, inotify_add_watch 254, inotify_init1 294, fanotify_init 300; fcntl 72
+    AUDIT_ARCH_X86_64: (73, (253, 254, 294, 300), (72,)),
+    # i386: flock 143; inotify_init 291, inotify_add_watch 292, inotify_init1 332, fanotify_init 338
+    AUDIT_ARCH_I386: (143, (291, 292, 332, 338), _I386_ARM_FCNTL),
+    # aarch64 (the generic table): flock 32; inotify_init1 26, inotify_add_watch 27, fanotify_init 262; fcntl 25
+    AUDIT_ARCH_AARCH64: (32, (26, 27, 262), (25,)),
+    # 32-bit ARM (EABI): flock 143; inotify_init 316, inotify_add_watch 317, inotify_init1 360, fanotify_init 367
+    AUDIT_ARCH_ARM: (143, (316, 317, 360, 367), _I386_ARM_FCNTL),
 }
 _MACHINES = {
     "x86_64": (AUDIT_ARCH_X86_64, AUDIT_ARCH_I386), "amd64": (AUDIT_ARCH_X86_64, AUDIT_ARCH_I386),
@@ -119,11 +128,12 @@ def program(machine: str | None = None, deny_errno: int = errno.EPERM) -> list[t
         code.append(("jeq", arch, f"abi{arch}", None))
     code.append(("ret", _RET_ERRNO | errno.ENOSYS))  # another ABI: nothing goes through it
     for arch in _MACHINES[machine]:
-        denied, fcntls = _ABIS[arch]
+        flock, denied, fcntls = _ABIS[arch]
         code.append(("label", f"abi{arch}"))
         code.append(("ld", _OFF_NR))
         if arch == AUDIT_ARCH_X86_64:
             code.append(("and", 0xFFFFFFFF & ~X32_SYSCALL_BIT))  # x32 calls are the x86_64 numbers | bit 30
+        code.append(("jeq", flock, "fake", None))
         for nr in denied:
             code.append(("jeq", nr, "deny", None))
         for nr in fcntls:
@@ -131,9 +141,13 @@ def program(machine: str | None = None, deny_errno: int = errno.EPERM) -> list[t
         code.append(("ret", _RET_ALLOW))
     code.append(("label", "fcntl"))
     code.append(("ld", _OFF_ARG1_LOW))
+    for cmd in sorted(FAKED_FCNTL.values()):
+        code.append(("jeq", cmd, "fake", None))
     for cmd in sorted(BLOCKED_FCNTL.values()):
         code.append(("jeq", cmd, "deny", None))
     code.append(("ret", _RET_ALLOW))
+    code.append(("label", "fake"))
+    code.append(("ret", _RET_ERRNO | 0))  # errno 0: the call returns 0 without being run
     code.append(("label", "deny"))
     code.append(("ret", _RET_ERRNO | deny_errno))
     return _assemble(code)
