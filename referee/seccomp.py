@@ -54,6 +54,7 @@ the log header (``sandbox_limits_by.locks``).
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import platform
 import struct
@@ -184,6 +185,7 @@ def _assemble(code: list[tuple]) -> list[tuple[int, int, int, int]]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def filter_bytes(machine: str | None = None) -> bytes:
     """The filter as bubblewrap reads it: ``struct sock_filter`` (u16 code, u8 jt, u8 jf, u32 k), native order."""
     return b"".join(struct.pack("=HBBI", *ins) for ins in program(machine))
@@ -204,7 +206,7 @@ def filter_fd() -> int:
 def status() -> str:
     """How file locks are held on this machine (for the log header): the filter, or why not."""
     try:
-        program()
+        filter_bytes()
     except SeccompUnsupported as e:
         return f"not blocked ({e})"
     return "seccomp"
