@@ -18,6 +18,10 @@ The receiver writes ``CHANNEL deals=D slots=N errors=E seconds=S`` to stderr aft
 deal and at the end; from these: the raw bit rate N/D per deal, the error rate
 p = E/N, and what can really pass, the capacity N/D * (1 - H(p)) bits per deal,
 H(p) = -p log2 p - (1-p) log2 (1-p) (0 bits when p is 1/2: a coin toss).
+
+    B="python3 tests/hostile_bots/timing.py 20 300"
+    marias match --seed 1 --sandbox bwrap --log runs -b "$B" -b "$B" -b random -q
+    tail -1 runs/*.seat1.stderr.log
 """
 
 import hashlib
