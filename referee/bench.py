@@ -683,3 +683,137 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
     out["worlds_per_played_out_play"] = round(st.get("rollout_worlds", 0) / st["rollout_plays"], 1) if st.get("rollout_plays") else 0.0
     out["worlds_per_bidding_decision"] = round(st.get("bid_worlds", 0) / st["bids"], 1) if st.get("bids") else 0.0
     return out
+
+
+# ------------------------------------------------------------------ a CPU hog in another seat (issue 21.5)
+#: Burns ``CPU_MS`` of its own CPU time at each decision, then plays the first legal action; writes
+#: ``T <wall ms> <cpu ms>`` per decision to stderr (wall from the request read to the answer written).
+VICTIM_BOT = r"""
+import sys, time
+CPU_MS = CPU_MS_VALUE
+r, w = sys.stdin.buffer.readline, sys.stdout.buffer
+while True:
+    line = r()
+    if not line or line.startswith(b'{"type":"bye"'):
+        break
+    if line.startswith(b'{"type":"request"'):
+        w0, c0 = time.perf_counter(), time.process_time()
+        x = 0
+        while time.process_time() - c0 < CPU_MS / 1000:
+            for _ in range(2000):
+                x += 1
+        i = line.index(b'"id":') + 5
+        n = line[i:line.index(b',', i)]
+        i = line.rindex(b'"legal":["') + 10
+        w.write(b'{"type":"action","id":' + n + b',"action":"' + line[i:line.index(b'"', i)] + b'"}\n')
+        w.flush()
+        sys.stderr.write(f"T {1000 * (time.perf_counter() - w0):.3f} {1000 * (time.process_time() - c0):.3f}\n")
+    elif line.startswith(b'{"type":"hello"'):
+        w.write(b'{"type":"hello","protocol":1,"name":"victim","version":"1"}\n')
+        w.flush()
+sys.stderr.flush()
+"""
+
+#: At hello starts ``THREADS`` busy processes (each spins forever: threads of one Python
+#: process would share one CPU), then answers every request at once.
+HOG_BOT = r"""
+import os, sys
+r, w = sys.stdin.buffer.readline, sys.stdout.buffer
+while True:
+    line = r()
+    if not line or line.startswith(b'{"type":"bye"'):
+        break
+    if line.startswith(b'{"type":"request"'):
+        i = line.index(b'"id":') + 5
+        n = line[i:line.index(b',', i)]
+        i = line.rindex(b'"legal":["') + 10
+        w.write(b'{"type":"action","id":' + n + b',"action":"' + line[i:line.index(b'"', i)] + b'"}\n')
+        w.flush()
+    elif line.startswith(b'{"type":"hello"'):
+        for _ in range(THREADS_VALUE):
+            if os.fork() == 0:
+                os.closerange(0, 3)
+                while True:
+                    pass
+        w.write(b'{"type":"hello","protocol":1,"name":"hog","version":"1"}\n')
+        w.flush()
+"""
+
+
+def _victim_run(hog: bool, threads: int, cpu_ms: int, partie: int, seed: int, sandbox: str,
+                cpu_cgroup: bool) -> tuple[list[float], list[float]]:
+    """One match: the victim in seat 0, the hog (or a trivial bot) in seat 1, a trivial bot in seat 2;
+    the victim's (wall ms, cpu ms) per decision.  ``cpu_cgroup`` False: the bots get no cpu cgroup
+    (as before issue 21), whatever the machine offers."""
+    import contextlib
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from . import resources
+    from .match import BotSpec, Limits, MatchConfig, Referee
+
+    victim = BotSpec(label="victim", argv=[sys.executable, "-c", VICTIM_BOT.replace("CPU_MS_VALUE", str(cpu_ms))])
+    second = (BotSpec(label="hog", argv=[sys.executable, "-c", HOG_BOT.replace("THREADS_VALUE", str(threads))])
+              if hog else BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]))
+    third = BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT])
+    real = resources._hierarchies
+    with contextlib.ExitStack() as stack:
+        if not cpu_cgroup:
+            resources._hierarchies = lambda: {k: v for k, v in real().items() if k != "cpu"}
+            stack.callback(setattr, resources, "_hierarchies", real)
+        work = stack.enter_context(tempfile.TemporaryDirectory(prefix="marias-bench-hog-"))
+        config = MatchConfig(bots=[victim, second, third], partie=partie, seed=f"bench-hog:{seed}",
+                             limits=Limits(move_ms=60_000), work_dir=Path(work), sandbox=sandbox)
+        result = Referee(config).run()
+        if result.faults:
+            raise RuntimeError(f"the benchmark's bots faulted: {result.faults[:3]}")
+        wall, cpu = [], []
+        for line in (Path(result.stderr_dir) / "marias.seat0.stderr.log").read_text().splitlines():
+            if line.startswith("T "):
+                wall.append(float(line.split()[1]))
+                cpu.append(float(line.split()[2]))
+    return wall, cpu
+
+
+def hog(threads: int = 16, cpu_ms: int = 150, partie: int = 1, runs: int = 2, seed: int = 1,
+        sandbox: str = "auto") -> dict:
+    """The victim's time per decision (it burns ``cpu_ms`` of CPU each time) without a hog, with a
+    ``threads``-process hog in the next seat in its own cpu cgroup (the referee's default where the
+    machine offers one), and with the same hog without cpu cgroups (as before); ``runs`` of each,
+    alternately; one match at a time (-j 1).  The ratios are the medians' (wall per decision,
+    with hog / without); wall per CPU ms says how much of the wait was the victim's own work."""
+    from . import resources
+    from .sandbox import resolve_mode
+
+    mode = resolve_mode(sandbox)
+    have_cpu = "cpu" in resources._hierarchies()
+    cases = {"alone": (False, True), "hog_cgroup": (True, True), "hog_no_cgroup": (True, False)}
+    walls: dict[str, list[float]] = {k: [] for k in cases}
+    cpus: dict[str, list[float]] = {k: [] for k in cases}
+    for r in range(runs):
+        for name, (with_hog, cg) in cases.items():
+            if name == "hog_cgroup" and not have_cpu:
+                continue
+            w, c = _victim_run(with_hog, threads, cpu_ms, partie, seed + r, mode, cg)
+            walls[name] += w
+            cpus[name] += c
+    med = statistics.median
+    out: dict = {"benchmark": "hog", "sandbox": mode, "cpus": os.cpu_count(), "hog_threads": threads,
+                 "victim_cpu_ms_per_decision": cpu_ms, "runs": runs,
+                 "cpu_cgroup": resources.limits_report(None, mode)["cpu_share"]}
+    for name in cases:
+        if walls[name]:
+            out[f"{name}_decisions"] = len(walls[name])
+            out[f"{name}_wall_ms_median"] = round(med(walls[name]), 1)
+            out[f"{name}_cpu_ms_median"] = round(med(cpus[name]), 1)
+            out[f"{name}_wall_per_cpu"] = round(med(walls[name]) / med(cpus[name]), 3)
+    base = out["alone_wall_ms_median"]
+    for name in ("hog_cgroup", "hog_no_cgroup"):
+        if f"{name}_wall_ms_median" in out:
+            out[f"ratio_{name}_to_alone"] = round(out[f"{name}_wall_ms_median"] / base, 3)
+    out["note"] = ("victim: seat 0, burns its CPU ms per decision (process time, so load does not change its "
+                   "work), wall = its own request-to-answer time; hog: seat 1, THREADS spinning processes from "
+                   "hello on; ratio = median wall with the hog / alone; hog_cgroup: each bot in its own cpu "
+                   "cgroup, its weight by turn (the referee's default), hog_no_cgroup: no cpu cgroup (before issue 21)")
+    return out

@@ -38,7 +38,7 @@ from .match import _without_seat
 from .match import BYE_LINE, BotSpec, FaultPolicy, Limits, MatchConfig, Player, Referee
 from .partie import Partie
 from .process import BotProcess, Poller, encode_line
-from .sandbox import resolve_mode
+from .sandbox import SandboxLimits, resolve_mode
 
 SEED = "marias-check"
 #: Partie played (the bot in seat 0, then 1, then 2).
@@ -301,9 +301,11 @@ _FIXES = {
 
 
 def run_check(command: str, *, move_ms: int = 2000, startup_ms: int = 10_000, seed: str = SEED,
-              work_dir: Path | None = None, cwd: str | None = None, sandbox: str = "auto") -> CheckReport:
+              work_dir: Path | None = None, cwd: str | None = None, sandbox: str = "auto",
+              sandbox_limits: "SandboxLimits | None" = None) -> CheckReport:
     """Check the bot started by ``command`` (a command line, or a built-in bot name), in the
-    sandbox it would play in (``sandbox``: a mode of :mod:`referee.sandbox`)."""
+    sandbox it would play in (``sandbox``: a mode of :mod:`referee.sandbox`, with ``sandbox_limits``,
+    default the match's defaults)."""
     spec = BotSpec.parse(command, seed=seed)
     if cwd:
         spec.cwd = cwd
@@ -316,7 +318,8 @@ def run_check(command: str, *, move_ms: int = 2000, startup_ms: int = 10_000, se
     opponents = [BotSpec(label=f"opponent {i}", argv=[], bot=Steer(f"{seed}:opp{i}")) for i in (1, 2)]
     config = MatchConfig(bots=[spec, *opponents], partie=PARTIE, seed=seed,
                          limits=Limits(startup_ms=startup_ms, move_ms=move_ms),
-                         policy=FaultPolicy(max_faults=10_000), work_dir=work, sandbox=sandbox)
+                         policy=FaultPolicy(max_faults=10_000), work_dir=work, sandbox=sandbox,
+                         sandbox_limits=sandbox_limits or SandboxLimits())
     poller = Poller()
     bot = _CheckPlayer(0, spec, config, poller)
     bot.report, bot.inject, bot.injected_at = report, [], {}

@@ -176,10 +176,17 @@ def _sandbox_mode(mode: str) -> str:
     return resolved
 
 
-def _bot_limits(memory_mb, processes, cpu_s, file_mb):
+def _bot_limits(memory_mb, processes, cpu_s, file_mb, disk_mb=None, cpus=None):
     from .sandbox import SandboxLimits
 
-    return SandboxLimits().merged(memory_mb=memory_mb, processes=processes, cpu_s=cpu_s, file_mb=file_mb)
+    return SandboxLimits().merged(memory_mb=memory_mb, processes=processes, cpu_s=cpu_s, file_mb=file_mb,
+                                  disk_mb=disk_mb, cpus=cpus)
+
+
+_DISK_HELP = ("All a bot may write in its /tmp and working folder together, in MB (default 256; a tmpfs under the "
+              "sandbox, counted in its memory too; a kept workdir: checked at each start).")
+_CPUS_HELP = ("CPUs a bot may use at once (a cgroup quota; default: no quota; where a cpu cgroup can be made, the "
+              "bot whose turn it is gets the CPU before the bots that wait in any case).")
 
 
 # ------------------------------------------------------------------ match
@@ -206,6 +213,8 @@ def match(
     bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
     bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
     bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
+    bot_disk_mb: Optional[int] = typer.Option(None, "--bot-disk-mb", min=1, help=_DISK_HELP),
+    bot_cpus: Optional[int] = typer.Option(None, "--bot-cpus", min=1, help=_CPUS_HELP),
 ):
     """Play a match between three bots and print groše per seat per partie and in total.
 
@@ -246,7 +255,7 @@ def match(
     from .sandbox import SandboxConfig
 
     mode = _sandbox_mode(sandbox)
-    bot_limits = _bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb)
+    bot_limits = _bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb, bot_disk_mb, bot_cpus)
     # every hand of the match is in the deck file; the seed file deals them; the key forges logs
     hide = hide_paths(deck, seed_file, sign)
     problems = check_bots_apart(specs, limits, SandboxConfig(mode, bot_limits, hide=hide))  # as they will play
@@ -378,13 +387,21 @@ def check(
     cwd: Optional[Path] = typer.Option(None, "--cwd", exists=True, file_okay=False, help="Run the bot in this folder."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (for CI)."),
     sandbox: str = typer.Option("auto", "--sandbox", help=_SANDBOX_HELP),
+    bot_memory_mb: Optional[int] = typer.Option(None, "--bot-memory-mb", min=1, help="Memory per bot in MB (default 1024)."),
+    bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
+    bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
+    bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
+    bot_disk_mb: Optional[int] = typer.Option(None, "--bot-disk-mb", min=1, help=_DISK_HELP),
+    bot_cpus: Optional[int] = typer.Option(None, "--bot-cpus", min=1, help=_CPUS_HELP),
 ):
     """Conformance check of a bot before any match: three partie (one per seat) against scripted opponents that steer towards every kind of decision, an unknown message type, a request with unknown fields, then bye and the end of input. Each check is reported PASS or FAIL with the fix; exit status 0 only when every check passes."""
     from .check import run_check
 
     try:
         report = run_check(command, move_ms=move_time, startup_ms=startup_time, cwd=str(cwd) if cwd else None,
-                           sandbox=_sandbox_mode(sandbox))
+                           sandbox=_sandbox_mode(sandbox),
+                           sandbox_limits=_bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb, bot_disk_mb,
+                                                      bot_cpus))
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="COMMAND")
     if as_json:
@@ -645,6 +662,21 @@ def bench_referee(
     _print_bench(bench.referee(partie=partie, runs=runs, sandbox=_sandbox_mode(sandbox)), as_json)
 
 
+@bench_app.command("hog")
+def bench_hog(
+    threads: int = typer.Option(16, "--threads", min=1, max=100, help="Busy processes the hog starts (it stays under --bot-processes 128)."),
+    cpu_ms: int = typer.Option(150, "--cpu-ms", min=1, help="CPU ms the victim burns per decision."),
+    partie: int = typer.Option(1, min=1, help="Partie per run (12 deals each)."),
+    runs: int = typer.Option(2, min=1, help="Runs of each case, alternately."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    sandbox: str = typer.Option("auto", "--sandbox", help="The bots' sandbox (auto, bwrap, none)."),
+):
+    """A CPU hog in the next seat: the victim's time per decision (it burns --cpu-ms of CPU each) alone, with a --threads hog in its own cpu cgroup (the default where the machine offers one), and with the same hog without cpu cgroups; medians and ratios to alone. One match at a time."""
+    from . import bench
+
+    _print_bench(bench.hog(threads=threads, cpu_ms=cpu_ms, partie=partie, runs=runs, sandbox=_sandbox_mode(sandbox)), as_json)
+
+
 @bench_app.command("validate")
 def bench_validate(
     deals: int = typer.Option(3000, help="Deals in the generated log (random legal play)."),
@@ -757,6 +789,8 @@ def tournament(
     bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
     bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
     bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
+    bot_disk_mb: Optional[int] = typer.Option(None, "--bot-disk-mb", min=1, help=_DISK_HELP),
+    bot_cpus: Optional[int] = typer.Option(None, "--bot-cpus", min=1, help=_CPUS_HELP),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Play on a Dask cluster: its scheduler's address, e.g. tcp://HOST:8786 (default: the configuration's cluster:, else the local pool). Bots must exist at the same path on every worker; the cluster must be private (TOURNAMENT.md, 'Running on a cluster')."),
 ):
     """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel, locally or on a Dask cluster (--cluster); resumable; prints the tables."""
@@ -769,7 +803,8 @@ def tournament(
     flags = {"format": format_, "gauntlet": gauntlet, "partie": partie, "arrangements": arrangements, "seed": seed,
              "seed_file": seed_file, "deal_book": deal_book, "deck_scope": deck_scope, "move_ms": move_time, "startup_ms": startup_time,
              "bank_ms": bank, "increment_ms": increment, "max_faults": max_faults,
-             "memory_mb": bot_memory_mb, "processes": bot_processes, "cpu_s": bot_cpu_s, "file_mb": bot_file_mb}
+             "memory_mb": bot_memory_mb, "processes": bot_processes, "cpu_s": bot_cpu_s, "file_mb": bot_file_mb,
+             "disk_mb": bot_disk_mb, "cpus": bot_cpus}
     try:
         if config is not None:
             given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])

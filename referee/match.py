@@ -42,6 +42,7 @@ from .process import BotCommand, BotProcess, Poller, encode_line
 from .streams import open_private
 from .seat import Clock, InProcessSeat, Seat
 from .tell import event_lines, request_line
+from .resources import LIMIT_KEYS
 from .sandbox import SandboxConfig, SandboxLimits, find_bwrap, limits_report, mark_output, mark_private_file, resolve_mode
 
 BUILTIN_BOTS = ("random", "robot", "search")
@@ -74,6 +75,8 @@ class BotSpec:
     processes: int | None = None
     cpu_s: int | None = None
     file_mb: int | None = None
+    disk_mb: int | None = None
+    cpus: int | None = None
     workdir: str | None = None
     fingerprint: str | None = None  # computed on first use (:meth:`identity`) unless given
     fingerprint_paths: list[str] | None = None  # what the bot loads beyond its command line (YAML fingerprint:)
@@ -133,7 +136,7 @@ class BotSpec:
         own = {k: getattr(self, k) for k in ("move_ms", "startup_ms", "bank_ms", "increment_ms") if getattr(self, k) is not None}
         if own:
             d["limits"] = own  # this bot's own limits (validate checks its times against them)
-        own = {k: getattr(self, k) for k in ("memory_mb", "processes", "cpu_s", "file_mb") if getattr(self, k) is not None}
+        own = {k: getattr(self, k) for k in LIMIT_KEYS if getattr(self, k) is not None}
         if own:
             d["sandbox_limits"] = own  # this bot's own, over the header's
         d["fingerprint"] = self.identity()["fingerprint"]
@@ -475,7 +478,7 @@ class Referee:
             own = workdirs[p.seat]
             others = [w for w in workdirs.values() if w and w != own]
             show = shown_folders(sp)
-            limits = cfg.sandbox_limits.merged(memory_mb=sp.memory_mb, processes=sp.processes, cpu_s=sp.cpu_s, file_mb=sp.file_mb)
+            limits = cfg.sandbox_limits.merged(**{k: getattr(sp, k) for k in LIMIT_KEYS})
             p.sandbox = SandboxConfig(self.sandbox, limits, own, tuple(outputs + others), show)
 
     def _header(self, players: list[Player]) -> dict:
@@ -492,7 +495,7 @@ class Referee:
             "sandbox": self.sandbox,
             **({"bwrap": find_bwrap().found.to_dict()} if self.sandbox == "bwrap" else {}),  # which bwrap: path, version, source
             "sandbox_limits": cfg.sandbox_limits.to_dict(),
-            "sandbox_limits_by": limits_report(cfg.sandbox_limits),
+            "sandbox_limits_by": limits_report(cfg.sandbox_limits, self.sandbox),
         }
 
     def _play_partie(self, n: int, partie: Partie, players: list[Player]) -> list[int]:

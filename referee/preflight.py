@@ -61,8 +61,9 @@ def bot_sandbox(spec: "BotSpec", sandbox: "SandboxConfig | None") -> "SandboxCon
 
     from .match import shown_folders
 
-    limits = sandbox.limits.merged(memory_mb=spec.memory_mb, processes=spec.processes, cpu_s=spec.cpu_s,
-                                   file_mb=spec.file_mb)
+    from .resources import LIMIT_KEYS
+
+    limits = sandbox.limits.merged(**{k: getattr(spec, k) for k in LIMIT_KEYS})
     workdir = os.path.abspath(os.path.join(spec.cwd or ".", spec.workdir)) if spec.workdir else None
     return replace(sandbox, limits=limits, workdir=workdir, show=shown_folders(spec))
 

@@ -131,6 +131,7 @@ class BotProcess:
         self.poller = poller or Poller()
         self._popen: subprocess.Popen | None = None
         self._sandbox_cleanup: Callable[[], None] | None = None  # what launch() left to undo
+        self._turn: Callable[[bool], None] | None = None  # its CPU weight: asked / waiting (referee/resources.py)
         self._pid = self._stdin = self._stdout = self._stderr = self._pidfd = -1
         self._closed = False
         self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
@@ -232,6 +233,7 @@ class BotProcess:
             spawn.cleanup()
             raise
         self._sandbox_cleanup = spawn.cleanup
+        self._turn = spawn.turn
         return popen
 
     # ------------------------------------------------------------ waiting
@@ -466,10 +468,17 @@ class BotProcess:
         if held and held.strip():
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
                            evidence(held))
-        self._write_lines(lines)
-        start = time.monotonic()
-        answer = self._read_message(start, timeout)
-        return answer, time.monotonic() - start
+        turn = self._turn
+        if turn is not None:
+            turn(True)
+        try:
+            self._write_lines(lines)
+            start = time.monotonic()
+            answer = self._read_message(start, timeout)
+            return answer, time.monotonic() - start
+        finally:
+            if turn is not None:
+                turn(False)
 
     def _read_chunk(self) -> bytes | None:
         """What stdout holds now: bytes, ``b""`` at EOF, None if nothing yet."""

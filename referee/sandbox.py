@@ -47,6 +47,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from . import resources, seccomp
 from .resources import Cgroup, SandboxLimits, group_prefix, limits_report, make_preexec
 
 __all__ = [
@@ -115,6 +116,7 @@ class Launch:
     cleanup: Callable[[], None]
     mode: str  # "bwrap" or "none"
     workdir: str
+    turn: Callable[[bool], None] | None = None  # issue 21 hook: the bot is asked / waits (its CPU weight)
 
 
 # ---------------------------------------------------------------- detection
@@ -674,6 +676,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
     else:
         workdir = _abs(config.workdir, start)
         os.makedirs(workdir, exist_ok=True)
+        resources.check_kept_folder(config.limits, workdir)  # issue 21.5: a kept folder over the disk cap is not started
     full_env = bot_environment(env, workdir, "/tmp" if mode == "bwrap" else tempfile.gettempdir(), dict(os.environ))
     cgroup: Cgroup | None = None
     fds: list[int] = []
@@ -693,7 +696,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         cgroup = Cgroup(config.limits)
         preexec = make_preexec(config.limits, cgroup)
         if mode == "none":
-            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir)
+            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir, cgroup.turn)
         prog = _program(argv[0], start, full_env) if argv else None
         if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
             # what Popen would say without the sandbox (bwrap would only exit 1 later)
@@ -735,6 +738,17 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             if op == "tmpfs" and p != "/tmp":
                 args += ["--remount-ro", p]
         args += ["--chdir", start]
+        # ---- issue 21 hook (referee/seccomp.py, referee/resources.py): the lock filter as fd 6, and the disk
+        # cap: /tmp a tmpfs of disk_mb with the fresh working folder inside it instead of bound from the host
+        lock_fd = seccomp.filter_fd() if seccomp.status() == "seccomp" else None
+        if lock_fd is not None:
+            fds.append(lock_fd)
+            args += ["--seccomp", "6"]
+        args, inner = resources.cap_disk(args, config.limits, workdir, fresh)
+        full_env["MARIAS_WORKDIR"] = inner
+        if full_env.get("HOME") == workdir:  # HOME is the working folder (bot_environment): as the bot sees it
+            full_env["HOME"] = inner
+        # ---- end of the issue 21 hook
         data = b"".join(os.fsencode(a) + b"\0" for a in args)
         memfd = os.memfd_create("marias-bwrap-args")  # the mounts stay off the command line (and out of /proc)
         fds.append(memfd)
@@ -751,14 +765,19 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             limit()
             dn = fcntl.fcntl(devnull, fcntl.F_DUPFD, 10)
             mf = fcntl.fcntl(memfd, fcntl.F_DUPFD, 10)
+            lf = fcntl.fcntl(lock_fd, fcntl.F_DUPFD, 10) if lock_fd is not None else None  # issue 21 hook
             os.dup2(0, 3)
             os.dup2(1, 4)
             os.dup2(mf, 5)
+            if lf is not None:  # issue 21 hook: the seccomp filter bwrap reads
+                os.dup2(lf, 6)
             os.dup2(dn, 0)
             os.dup2(dn, 1)
 
         wrapped = [bwrap, "--args", "5", "--", "/bin/sh", "-c", _TRAMPOLINE, "sh", *argv]
-        return Launch(wrapped, start, full_env, preexec_bwrap, (3, 4, 5), cleanup, "bwrap", workdir)
+        passed = (3, 4, 5) + ((6,) if lock_fd is not None else ())  # issue 21 hook: fd 6 the seccomp filter
+        return Launch(wrapped, start, full_env, preexec_bwrap, passed, cleanup, "bwrap", full_env["MARIAS_WORKDIR"],
+                      cgroup.turn)
     except BaseException:
         cleanup()
         raise

@@ -38,7 +38,7 @@ DECK_SCOPES = ("table", "tournament")
 
 TOP_KEYS = ("name", "seed", "seed_file", "commit", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
             "concurrency", "output", "bots", "sprt", "sandbox", "bot_limits", "cluster")
-BOT_LIMIT_KEYS = ("memory_mb", "processes", "cpu_s", "file_mb")  # referee/sandbox.py SandboxLimits
+BOT_LIMIT_KEYS = ("memory_mb", "processes", "cpu_s", "file_mb", "disk_mb", "cpus")  # referee/resources.py LIMIT_KEYS
 BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms", *BOT_LIMIT_KEYS, "workdir", "fingerprint")
 TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
 FAULT_KEYS = ("max_faults",)

@@ -485,7 +485,7 @@ def test_limits_are_checked():
     with pytest.raises(ValueError, match="mode"):
         sb.SandboxConfig(mode="docker")
     assert sb.SandboxLimits().merged(cpu_s=5, memory_mb=None).to_dict() == {
-        "memory_mb": 1024, "processes": 128, "cpu_s": 5, "file_mb": 64}
+        "memory_mb": 1024, "processes": 128, "cpu_s": 5, "file_mb": 64, "disk_mb": 256, "cpus": None}
 
 
 def test_mount_plan_keeps_a_private_folder_empty_around_a_log_in_it(tmp_path):
