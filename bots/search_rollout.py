@@ -32,8 +32,10 @@ ROLLOUT_NODES = 300
 def rebuild(view: dict, world: list[int], rng: random.Random) -> Deal | None:
     """The engine's deal at the view's card play in ``world`` (the others' hands
     now and the talon): the hands are taken back to the bidding, the bidding
-    replayed and the cards played so far applied.  ``None`` after a takeover
-    (earlier talons hidden) or when the world does not rebuild."""
+    replayed and the cards played so far applied.  After a takeover the earlier
+    talon is hidden and filled in consistently (:func:`bots.search_bid.replay`), so
+    the deal is one the seat cannot tell from the real one; ``None`` when no
+    consistent deal is found."""
     me = view["seat"]
     played: list[list[str]] = [[], [], []]
     order: list[str] = []

@@ -42,20 +42,22 @@ def test_the_true_world_rebuilds_the_real_deal(seed):
                     truth[TALON] = sum(1 << c for c in deal.talon)
                 d = rebuild(view, truth, random.Random(seed))
                 takeover = any(b["decision"] == "answer" and b["action"] in ("spatna", "durch") for b in view["bids"])
-                if takeover:
-                    assert d is None
+                if d is None:
+                    assert takeover, "only a hidden earlier talon (a takeover) may leave no world to rebuild"
                 else:
-                    assert d is not None
+                    # the seat cannot tell the rebuilt deal from the real one; after a takeover the earlier
+                    # talon is hidden and filled in consistently, so it is a world, not always the real deal
                     v2 = d.view(me)
                     for key in SAME:
                         assert v2[key] == view[key], key
                     assert sorted(v2["hand"]) == sorted(view["hand"])
                     assert sorted(a.code for a in d.legal_actions()) == sorted(a.code for a in deal.legal_actions())
-                    real = deal.copy()
-                    while not real.done:
-                        real.apply(robot_move(real))
-                    assert play_out(d, me) == real.result.payments[me]
-                    checked += 1
+                    if not takeover:  # the true hands and talon are the real deal: the same play-out
+                        real = deal.copy()
+                        while not real.done:
+                            real.apply(robot_move(real))
+                        assert play_out(d, me) == real.result.payments[me]
+                        checked += 1
             deal.apply(robot_move(deal))
         if n >= 3:
             break
