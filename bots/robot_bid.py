@@ -20,7 +20,7 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import combinations
 
-from referee.cards import ACE, KING, OBER, SEVEN, SUIT_MASKS, TEN
+from referee.rules.cards import ACE, KING, OBER, SEVEN, SUIT_MASKS, TEN
 
 from .robot_info import AX_MASK, BSTR, TSTR, cards_of, count
 

@@ -1,7 +1,7 @@
 """What the robot knows, rebuilt from its view alone (the dict a protocol bot receives).
 
 Cards are ints 0..31 (``suit * 8 + rank``, ranks ``7 8 9 X U O K A``) and sets of
-cards are 32-bit masks, as in :mod:`referee.cards`.  :class:`Info` parses a view
+cards are 32-bit masks, as in :mod:`referee.rules.cards`.  :class:`Info` parses a view
 once per decision and derives everything the play heuristics ask:
 
 * ``unseen``: cards not in the robot's hand, not played, not on the table and not
@@ -22,7 +22,7 @@ gives the same knowledge.
 
 from __future__ import annotations
 
-from referee.cards import (
+from referee.rules.cards import (
     ACE, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_MASKS, TEN, TRUMP_ORDER,
 )
 

@@ -41,7 +41,7 @@ Betl and durch (R7.3)
 
 from __future__ import annotations
 
-from referee.cards import KING, OBER, SEVEN, SUIT_MASKS
+from referee.rules.cards import KING, OBER, SEVEN, SUIT_MASKS
 
 from .robot_info import BSTR, POINTS, TSTR, Info, cards_of, count
 

@@ -39,8 +39,8 @@ Decisions where R11 leaves room (see also the module's tests):
 
 from __future__ import annotations
 
-from referee.actions import flek as flek_action, parse_action
-from referee.cards import ACE, KING, OBER, SEVEN, SUIT_MASKS, TEN
+from referee.rules.actions import flek as flek_action, parse_action
+from referee.rules.cards import ACE, KING, OBER, SEVEN, SUIT_MASKS, TEN
 
 from .robot_info import AX_MASK, ACES, CODE, LOW_MASK, SEVENS, SUIT_CODE
 

@@ -37,10 +37,10 @@ import math
 import random
 import time
 
-from referee.actions import parse_action
-from referee.cards import CARDS, SEVEN, SUIT_MASKS
-from referee.deal import Deal
-from referee.partie import deck_from_hands
+from referee.rules.actions import parse_action
+from referee.rules.cards import CARDS, SEVEN, SUIT_MASKS
+from referee.rules.deal import Deal
+from referee.rules.partie import deck_from_hands
 
 from . import robot_bid as rbid
 from .robot import Robot

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from referee.deal import Deal
+from referee.rules.deal import Deal
 
 from .robot_info import mask_of_codes
 from .search_bid import INCONSISTENT, _best, _play_out, explains_bids, replay

@@ -4,14 +4,14 @@ The engine settles a played trump game in ``Deal._finish_trump_game`` from the
 deal's state; the solver reaches its leaves with numbers only (each side's card
 points, the hlášky in declaration order, where the trump seven fell), so
 :func:`trump_settle` builds the same components from them with the engine's
-pure functions (:mod:`referee.settle`): no formula is restated here.  The hláška
+pure functions (:mod:`referee.rules.settle`): no formula is restated here.  The hláška
 state the solver carries through its search is one packed ``int``
 (:func:`hl_add`, :func:`hl_unpack`).
 """
 
 from __future__ import annotations
 
-from referee import settle
+from referee.rules import settle
 
 
 def trump_settle(game, a_cards: int, d_cards: int, a_hl: tuple[int, ...], d_hl: tuple[int, ...],

@@ -1,6 +1,6 @@
 """The exact solver of the ``search`` bot: one deal with every hand known.
 
-Given the three hands (32-bit masks, as in :mod:`referee.cards`), the trick in
+Given the three hands (32-bit masks, as in :mod:`referee.rules.cards`), the trick in
 progress and what the deal has scored so far, :class:`Solver` finds the value of
 the deal under perfect play by both sides: what each defender pays the actor in
 groše (negative: the actor pays), on the real settlement of R6–R9.  The actor
@@ -9,7 +9,7 @@ maximises it, the defenders minimise it.
 * Trump games: hra (tiché sto for a winner with 100), sto with the *first*
   declared hláška (R7.7), sedma and sedma proti (R7.4's early seven loses),
   tichá sedma (R7.9), sto proti, levels and červené.  The leaves are settled by
-  the engine's pure functions (:mod:`referee.settle`), memoised.
+  the engine's pure functions (:mod:`referee.rules.settle`), memoised.
 * Betl and durch: the deal ends at the deciding trick (R7.11).
 
 Speed: alpha-beta over bitmask hands with a transposition table at trick starts
@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from referee.cards import ACE, BETL_ORDER, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_MASKS, TEN, TRUMP_ORDER
+from referee.rules.cards import ACE, BETL_ORDER, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_MASKS, TEN, TRUMP_ORDER
 
 from .robot_info import cards_of
 from .search_settle import hl_add, hl_unpack, nb_settle, trump_settle

@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from referee.cards import KING, OBER, SEVEN
+from referee.rules.cards import KING, OBER, SEVEN
 
 from .robot_info import AX_MASK, CODE, SUIT_CODE, Info, cards_of
 

@@ -2,14 +2,14 @@
 
 Every test states its hands in card codes (R1.2) by role: the forhont's 12 cards,
 the middle player's 10 and the dealer's 10, each in hand order (R2.6).
-``referee.partie.deck_from_hands`` turns them into the deck that deals them.
+``referee.rules.partie.deck_from_hands`` turns them into the deck that deals them.
 """
 
 from __future__ import annotations
 
-from referee.cards import CARDS, Card, format_cards, parse_cards
-from referee.deal import Deal
-from referee.partie import deck_from_hands
+from referee.rules.cards import CARDS, Card, format_cards, parse_cards
+from referee.rules.deal import Deal
+from referee.rules.partie import deck_from_hands
 
 
 def hands_by_seat(forhont_hand: str, middle_hand: str, dealer_hand: str, forhont: int = 0) -> dict[int, list[Card]]:

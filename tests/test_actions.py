@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from referee import actions as A
-from referee.actions import Action, ActionError, parse_action
-from referee.cards import Card
+from referee.rules import actions as A
+from referee.rules.actions import Action, ActionError, parse_action
+from referee.rules.cards import Card
 
 CANONICAL = [
     "trump:Ah", "trump:zlidu", "barva:7h,8h", "betl:Ah,Xl", "durch:7a,Ob",

@@ -1,12 +1,12 @@
-"""The referee benchmark's bots (referee/bench.py): the in-process instant seat must play
+"""The referee benchmark's bots (referee/tools/bench.py): the in-process instant seat must play
 exactly what the trivial bot program plays, or the benchmark's split of the referee's CPU
 into "instant seats" and "bot processes" compares two different matches."""
 
 import sys
 from collections import Counter
 
-from referee import bench
-from referee.match import BotSpec
+from referee.tools import bench
+from referee.matches.match import BotSpec
 
 
 def _histories(result):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from referee.cards import (
+from referee.rules.cards import (
     CARDS, HIGHER_BETL, HIGHER_TRUMP, SUIT_MASKS, Card, CardError, beats, format_cards, mask_of,
     parse_cards, parse_deck,
 )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.check import FORMS, forms, run_check
+from referee.tools.check import FORMS, forms, run_check
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTHOR_BOT = Path(__file__).parent / "fault_bots" / "author_bot.py"

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from referee import strength
+from referee.tools import strength
 
 PROGRAM_ROBOT = f"{sys.executable} -m bots robot"
 
@@ -47,7 +47,7 @@ def test_selfplay_takes_a_command_and_plays_the_in_process_partie():
 
 
 def test_show_by_bot_name_and_version(tmp_path):
-    from referee.match import BotSpec, MatchConfig, run_match
+    from referee.matches.match import BotSpec, MatchConfig, run_match
 
     log = tmp_path / "m.jsonl"
     run_match(MatchConfig(bots=[BotSpec.parse("robot"), BotSpec.parse("random"), BotSpec.parse("random", seed=1)],

@@ -1,4 +1,4 @@
-"""Tournaments on a real Dask cluster on localhost (referee/cluster.py): a LocalCluster of two worker
+"""Tournaments on a real Dask cluster on localhost (referee/tournaments/cluster.py): a LocalCluster of two worker
 processes, listening on 127.0.0.1 only, plays a tournament to the same tables as the local pool; a
 worker killed in the middle loses no unit and counts none twice; a bot that differs on a worker is
 refused with a clear message."""
@@ -18,10 +18,10 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from referee import results as R  # noqa: E402
-from referee import standings as S  # noqa: E402
-from referee import tournament as T  # noqa: E402
-from referee.cluster import ClusterError, play_group  # noqa: E402
+from referee.tournaments import results as R  # noqa: E402
+from referee.tournaments import standings as S  # noqa: E402
+from referee.tournaments import tournament as T  # noqa: E402
+from referee.tournaments.cluster import ClusterError, play_group  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +163,7 @@ def test_marias_tournament_cluster_on_the_command_line(cluster, tmp_path):
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, monkeypatch):
-    from referee import cluster as C
+    from referee.tournaments import cluster as C
 
     monkeypatch.setattr(C, "CONNECT_TIMEOUT_S", 2.0)
     cfg = config(tmp_path / "t", "gone", "tcp://127.0.0.1:9")

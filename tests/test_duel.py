@@ -1,4 +1,4 @@
-"""Head-to-head tests (referee/duel.py, `marias duel`): the six seatings, the configuration, and whole
+"""Head-to-head tests (referee/tournaments/duel.py, `marias duel`): the six seatings, the configuration, and whole
 duels played by the real referee: robot against random accepts H1 in a few groups, robot against
 robot does not, and a duel killed with SIGKILL continues to the same decision without losing or
 double-counting a group. The decision, LLR and groups come back from the logs alone (`marias table`)."""
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from referee import duel as D
-from referee import tournament as T
-from referee.sprt import SPRT
+from referee.tournaments import duel as D
+from referee.tournaments import tournament as T
+from referee.tournaments.sprt import SPRT
 
 REPO = Path(__file__).resolve().parents[1]
 

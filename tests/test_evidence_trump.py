@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.log import sealed_lines
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
-from referee.validate import validate_file
+from referee.logs.log import sealed_lines
+from referee.matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
+from referee.logs.validate import validate_file
 
 FAULTY = str(Path(__file__).parent / "fault_bots" / "faulty.py")
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from protocol import messages as M
-from referee.tell import deal_events
-from referee.partie import Partie
+from referee.matches.tell import deal_events
+from referee.rules.partie import Partie
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -2,7 +2,7 @@
 
 from hypothesis import given, strategies as st
 
-from referee.explain import FaultContext, describe, near_miss, printable, shorten
+from referee.seats.explain import FaultContext, describe, near_miss, printable, shorten
 
 
 def test_near_miss_folds_diacritics_and_case():
@@ -91,7 +91,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match  # noqa: E402
+from referee.matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match  # noqa: E402
 
 FAULT_BOTS = Path(__file__).parent / "fault_bots"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.log import LogWriter, read_log, sealed_lines
-from referee.partie import Partie, partie_seed, places
-from referee.validate import validate_file
+from referee.logs.log import LogWriter, read_log, sealed_lines
+from referee.rules.partie import Partie, partie_seed, places
+from referee.logs.validate import validate_file
 
 POLICY = {"max_faults": 3, "after_max_faults": "forfeit", "restart": "next deal"}
 

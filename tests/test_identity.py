@@ -1,5 +1,5 @@
-"""Who a bot is and whether it can play (issue 10): fingerprints (referee/identity.py), the
-pre-flight check (referee/preflight.py) run by `marias match` and `marias tournament`, built-in
+"""Who a bot is and whether it can play (issue 10): fingerprints (referee/seats/identity.py), the
+pre-flight check (referee/matches/preflight.py) run by `marias match` and `marias tournament`, built-in
 bots that a local `bots/` folder cannot replace, one identity across match and tournament logs,
 and a maximum for every number."""
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from referee import identity as I
-from referee.match import BotSpec, Limits
-from referee.preflight import check_bots, printable
+from referee.seats import identity as I
+from referee.matches.match import BotSpec, Limits
+from referee.matches.preflight import check_bots, printable
 
 REPO = Path(__file__).resolve().parents[1]
 FAULTY = REPO / "tests" / "fault_bots" / "faulty.py"
@@ -225,7 +225,7 @@ def test_every_number_has_a_maximum(args, message):
 
 
 def test_yaml_numbers_have_a_maximum(tmp_path):
-    from referee import tournament as T
+    from referee.tournaments import tournament as T
 
     (tmp_path / "t.yaml").write_text("time:\n  move_ms: 99999999999999999999\nfaults:\n  max_faults: 1000\n"
                                      "bots:\n  - {name: a, command: random, startup_ms: 700000}\n")

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee import actions as A
-from referee.deal import Deal, IllegalAction
-from referee.partie import Partie
+from referee.rules import actions as A
+from referee.rules.deal import Deal, IllegalAction
+from referee.rules.partie import Partie
 from tests.test_properties import STYLES, choose
 
 
@@ -155,7 +155,7 @@ def test_is_legal_is_membership_in_legal_actions(seed, style):
 
 def test_verify_names_the_rule_for_hand_made_cases():
     """A few illegal actions with their rules, worked out from RULES.md."""
-    from referee.cards import Card
+    from referee.rules.cards import Card
     deck = [Card.parse(c) for c in
             "9a 8b Xl 9l Ua 8h Oh Uh Ah 7b 8l Xb Ka Ol Kb 7h Ob Oa Kh Ul Ub Ab Kl Al Xh Aa 9h 7a 8a Xa 9b 7l".split()]
     d = Deal(deck, 0)  # forhont's first seven: 9a 8b Xl 9l Ua 8h Oh; later Oa Kh Ul Ub Ab

@@ -1,5 +1,5 @@
 """Issue 21.3 and 21.5: no channel between two sandboxed bots (the seccomp filter of
-referee/seccomp.py and the namespaces), a cap on what a bot writes (disk_mb), a cpu
+referee/seats/seccomp.py and the namespaces), a cap on what a bot writes (disk_mb), a cpu
 cgroup per bot.  Hostile programs under the real ``marias match`` referee, and the
 filter itself run under bubblewrap and loaded by hand."""
 
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from referee import resources, seccomp
-from referee import sandbox as sb
-from referee.tournament_config import config_from_data
+from referee.seats import resources, seccomp
+from referee.seats import sandbox as sb
+from referee.tournaments.tournament_config import config_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "hostile_bots"
@@ -136,7 +136,7 @@ def test_the_filter_loaded_with_prctl_in_a_child(tmp_path):
     (tmp_path / "locker.py").write_text(LOCKER)
     loader = textwrap.dedent(f"""
         import ctypes, os, sys
-        from referee import seccomp
+        from referee.seats import seccomp
         data = seccomp.filter_bytes()
         buf = ctypes.create_string_buffer(data, len(data))
         class Prog(ctypes.Structure):

@@ -22,13 +22,13 @@ from typer.testing import CliRunner
 import bots as builtin
 from protocol.sdk import Bot
 from referee.cli import app
-from referee.deal import Deal
-from referee.log import (
+from referee.rules.deal import Deal
+from referee.logs.log import (
     FORMAT, FORMAT_VERSION, LogWriter, decision_kinds, deal_record, read_log, read_lines, selfplay_log,
 )
-from referee.partie import Partie, places
-from referee.selfplay import play_partie
-from referee.validate import validate_file
+from referee.rules.partie import Partie, places
+from referee.rules.selfplay import play_partie
+from referee.logs.validate import validate_file
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "protocol" / "schema" / "log.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -298,7 +298,7 @@ def test_rules_version_names_the_rulebook_in_the_repository():
     import hashlib
     from pathlib import Path
 
-    from referee.log import RULES_VERSION
+    from referee.logs.log import RULES_VERSION
 
     digest = hashlib.sha256((Path(__file__).resolve().parents[1] / "RULES.md").read_bytes()).hexdigest()
     assert RULES_VERSION.endswith("sha256:" + digest[:12])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
+from referee.matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
 
 FAULTY = str(Path(__file__).parent / "fault_bots" / "faulty.py")
 
@@ -200,7 +200,7 @@ def test_a_clean_match_has_no_faults(tmp_path):
 
 
 def test_partie_forfeit_settles_every_deal_left_as_a_fault_before_a_contract():
-    from referee.partie import Partie
+    from referee.rules.partie import Partie
 
     partie = Partie(seed="forfeit")
     for deal in partie.iter_deals():

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.cards import CARDS, format_cards
-from referee.partie import shuffled_deck
+from referee.rules.cards import CARDS, format_cards
+from referee.rules.partie import shuffled_deck
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,9 @@ import random
 from hypothesis import given, settings, strategies as st
 
 from protocol import messages as M
-from referee.tell import deal_events, event_lines, request_line
-from referee.partie import Partie
-from referee.process import encode_line
+from referee.matches.tell import deal_events, event_lines, request_line
+from referee.rules.partie import Partie
+from referee.seats.process import encode_line
 
 PLAIN = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
@@ -58,7 +58,7 @@ def test_every_line_of_real_partie_is_what_the_standard_encoder_writes(tmp_path)
     import sys
     from pathlib import Path
 
-    from referee.match import BotSpec, FaultPolicy, MatchConfig, run_match
+    from referee.matches.match import BotSpec, FaultPolicy, MatchConfig, run_match
 
     faulty = Path(__file__).parent / "fault_bots" / "faulty.py"
     bots = [BotSpec(label="garbage", argv=[sys.executable, str(faulty), "garbage", "12"]),

@@ -10,11 +10,11 @@ from hypothesis import given, strategies as st
 
 import bots
 from protocol.sdk import Bot
-from referee.faults import BotFault, FaultKind
-from referee.partie import derive_seed
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
-from referee.process import BotCommand, BotProcess, encode_line
-from referee.seat import Clock, InProcessSeat, Seat
+from referee.seats.faults import BotFault, FaultKind
+from referee.rules.partie import derive_seed
+from referee.matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
+from referee.seats.process import BotCommand, BotProcess, encode_line
+from referee.seats.seat import Clock, InProcessSeat, Seat
 
 # ------------------------------------------------------------------ Clock
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import copy
 
-from referee.cards import Card
-from referee.deal import Deal
+from referee.rules.cards import Card
+from referee.rules.deal import Deal
 
 DECK = ("9a 8b Xl 9l Ua 8h Oh Uh Ah 7b 8l Xb Ka Ol Kb 7h Ob Oa Kh Ul Ub Ab Kl Al Xh Aa 9h 7a 8a Xa 9b 7l").split()
 

@@ -1,4 +1,4 @@
-"""`marias play`: a person's seat in the terminal (referee/human.py, referee/play.py, referee/seat.py).
+"""`marias play`: a person's seat in the terminal (referee/people/human.py, referee/people/play.py, referee/seats/seat.py).
 
 The end-to-end tests drive the real command through a pseudo-terminal (pexpect) and play
 whole deals, reading the screen as a person would.  What the screen offered is checked
@@ -22,11 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.cards import CARDS, Card, format_cards
-from referee.deal import Deal
-from referee.human import Human, PersonLeft, _norm
-from referee.play import run_play
-from referee.seat import BotFault, FaultKind, InProcessSeat
+from referee.rules.cards import CARDS, Card, format_cards
+from referee.rules.deal import Deal
+from referee.people.human import Human, PersonLeft, _norm
+from referee.people.play import run_play
+from referee.seats.seat import BotFault, FaultKind, InProcessSeat
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTED = Path(__file__).parent / "play_bots" / "scripted.py"

@@ -1,4 +1,4 @@
-"""Tests for referee.process: spawning bots, line I/O, limits and cleanup.
+"""Tests for referee.seats.process: spawning bots, line I/O, limits and cleanup.
 
 Bots are tiny inline Python programs run with ``sys.executable -c``.  Timing
 assertions are only lower bounds (the machine may be slow and noisy).
@@ -15,9 +15,9 @@ import textwrap
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from referee import process as process_mod
-from referee.faults import evidence
-from referee.process import BotCommand, BotFault, BotProcess, FaultKind
+from referee.seats import process as process_mod
+from referee.seats.faults import evidence
+from referee.seats.process import BotCommand, BotFault, BotProcess, FaultKind
 
 PY = sys.executable
 
@@ -749,7 +749,7 @@ def test_bot_fault_evidence_truncation_and_dict():
 
 
 def test_line_buffer_cuts_lines_and_refuses_long_ones_without_holding_them():
-    from referee.streams import LineBuffer, LineTooLong
+    from referee.seats.streams import LineBuffer, LineTooLong
 
     lines = LineBuffer(max_line=5)
     for chunk in (b"ab", b"c\nde", b"\n\n12345\n"):
@@ -777,7 +777,7 @@ def test_line_buffer_gives_every_line_or_one_refusal_whatever_the_chunks(lines, 
     """Fed the lines in arbitrary chunks, the buffer gives each line of at most ``max_line``
     bytes whole and in order, refuses each longer one exactly once, and never holds more
     than ``max_line`` bytes plus one chunk."""
-    from referee.streams import LineBuffer, LineTooLong
+    from referee.seats.streams import LineBuffer, LineTooLong
 
     stream = b"".join(line + b"\n" for line in lines)
     cuts = sorted(data.draw(st.sets(st.integers(0, len(stream)), max_size=8)))

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.cards import CARDS
-from referee.deal import Deal
-from referee.partie import Partie, shuffled_deck
+from referee.rules.cards import CARDS
+from referee.rules.deal import Deal
+from referee.rules.partie import Partie, shuffled_deck
 
 ALL_CODES = {str(c) for c in CARDS}
 CODE_RE = re.compile(r"(?<![0-9A-Za-z])[789XUOKA][hlba](?![0-9A-Za-z])")
@@ -307,7 +307,7 @@ def test_collected_deck_is_the_rules_permutation(seed, forhont, k, style):
         d.apply(choose(rng, d, style))
     history = [(s, str(a)) for s, a in d.history]
     expected = collect([str(c) for c in d.deck], forhont, history, k)
-    from referee.partie import next_deck
+    from referee.rules.partie import next_deck
     assert [str(c) for c in next_deck(d, k)] == expected
     assert sorted(expected) == sorted(ALL_CODES)
 
@@ -375,5 +375,5 @@ def test_collector_agrees_on_the_hand_built_deals():
         history = [(s, str(a)) for s, a in d.history]
         for k in (2, 16, 30):
             expected = collect([str(c) for c in d.deck], d.forhont, history, k)
-            from referee.partie import next_deck
+            from referee.rules.partie import next_deck
             assert [str(c) for c in next_deck(d, k)] == expected

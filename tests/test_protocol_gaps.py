@@ -9,9 +9,9 @@ from pathlib import Path
 
 from jsonschema import Draft202012Validator
 
-from referee.deal import Deal
-from referee.log import deal_record
-from referee.partie import shuffled_deck
+from referee.rules.deal import Deal
+from referee.logs.log import deal_record
+from referee.rules.partie import shuffled_deck
 
 ROOT = Path(__file__).resolve().parent.parent
 

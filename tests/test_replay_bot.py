@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
-from referee.replay_bot import ReplayError, replay, seat_script
+from referee.matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
+from referee.tools.replay_bot import ReplayError, replay, seat_script
 
 AUTHOR_BOT = Path(__file__).parent / "fault_bots" / "author_bot.py"
 FAULTY = Path(__file__).parent / "fault_bots" / "faulty.py"

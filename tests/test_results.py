@@ -1,4 +1,4 @@
-"""The results database (referee/results.py): a tournament stores one row per accepted partie;
+"""The results database (referee/tournaments/results.py): a tournament stores one row per accepted partie;
 `marias table` reads it and prints what the logs give; --rebuild recreates it from the logs; a
 resume keeps rows only for logs that exist with the same hash."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from referee import results as R
-from referee import standings as S
-from referee import tournament as T
+from referee.tournaments import results as R
+from referee.tournaments import standings as S
+from referee.tournaments import tournament as T
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -145,7 +145,7 @@ def test_summaries_from_db_rows_round_trip(played):
     con.close()
     from_logs = []
     for p in sorted((played / "logs").glob("*.jsonl")):
-        from referee.log import read_log
+        from referee.logs.log import read_log
         from_logs.extend(R.summaries_of_log(p, read_log(p)[0], source=str(p)))
     assert from_db == from_logs
 
@@ -163,7 +163,7 @@ def test_streamed_lines_are_the_split_lines(parts, newline_at_end):
     compared as the same bytes (split_lines turns every line into bytes when one is not UTF-8)."""
     import tempfile
 
-    from referee.log import split_lines, stream_lines
+    from referee.logs.log import split_lines, stream_lines
 
     data = b"\n".join(parts) + (b"\n" if newline_at_end and parts else b"")
     with tempfile.NamedTemporaryFile(delete=False) as f:
@@ -183,8 +183,8 @@ def test_streamed_lines_are_the_split_lines(parts, newline_at_end):
 
 def test_validate_reports_the_same_on_a_streamed_file(tmp_path):
     """The chain and the truncated last line are still found (the file streamed, not held)."""
-    from referee.log import selfplay_log
-    from referee.validate import validate_file
+    from referee.logs.log import selfplay_log
+    from referee.logs.validate import validate_file
     import bots
 
     log = tmp_path / "m.jsonl"

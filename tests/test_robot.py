@@ -1,7 +1,7 @@
 """The built-in robot: R11 raising exactly (each clause met and just missed), legality,
 determinism, laying (R8.4) and a few recognisable heuristics.
 
-Deals are built from explicit hands with ``referee.partie.deck_from_hands`` (the
+Deals are built from explicit hands with ``referee.rules.partie.deck_from_hands`` (the
 inverse of the 7-5-5-5-5-5 deal, R2.6) and driven through the engine, so the robot
 sees exactly the view and the legal texts a protocol bot would receive.
 """
@@ -15,10 +15,10 @@ from hypothesis import given, settings, strategies as st
 
 import bots
 from bots.robot import Robot
-from referee.actions import parse_action
-from referee.cards import CARDS, parse_cards
-from referee.deal import Deal
-from referee.partie import deck_from_hands, shuffled_deck
+from referee.rules.actions import parse_action
+from referee.rules.cards import CARDS, parse_cards
+from referee.rules.deal import Deal
+from referee.rules.partie import deck_from_hands, shuffled_deck
 
 # ---------------------------------------------------------------- building deals
 
@@ -338,7 +338,7 @@ def test_robot_always_legal_deterministic_and_lays(seed, forhont, randoms):
 
 
 def test_robot_plays_whole_partie_legally():
-    from referee.partie import Partie
+    from referee.rules.partie import Partie
     for seed in range(3):
         partie = Partie(seed=f"robot-partie:{seed}")
         players = [Robot(), Robot(), Robot()]
@@ -459,7 +459,7 @@ def test_defender_smears_a_ten_onto_the_partners_sure_trick():
 
 
 def test_strength_rotates_seats_over_the_same_decks():
-    from referee import strength
+    from referee.tools import strength
 
     # three identical deterministic robots: every entry plays every seat of each deck,
     # so each one's total is the same, and the table sums to zero
@@ -472,7 +472,7 @@ def test_strength_rotates_seats_over_the_same_decks():
 
 
 def test_strength_report_sums_to_zero_and_rounds_up_to_whole_decks():
-    from referee import strength
+    from referee.tools import strength
 
     report = strength.run(["robot", "random", "random"], partie=4, seed=3, permutations=True)
     assert report["seatings"] == "permutations" and report["decks"] == 1 and report["partie"] == 6

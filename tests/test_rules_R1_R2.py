@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from referee.cards import CARDS, Card, parse_cards
-from referee.deal import Deal
-from referee.partie import (
+from referee.rules.cards import CARDS, Card, parse_cards
+from referee.rules.deal import Deal
+from referee.rules.partie import (
     CUT_RANGE, DEALS_PER_PARTIE, Partie, cut, deck_from_hands, forhont_of, next_deck, shuffled_deck,
 )
 

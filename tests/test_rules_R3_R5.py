@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from referee.cards import Card
-from referee.deal import IllegalAction
+from referee.rules.cards import Card
+from referee.rules.deal import IllegalAction
 
 from .builders import act, hand_codes, legal_texts, make_deal, nb_game, trump_game
 

@@ -10,9 +10,9 @@ import copy
 
 import pytest
 
-from referee.cards import Card
-from referee.deal import IllegalAction
-from referee import settle
+from referee.rules.cards import Card
+from referee.rules.deal import IllegalAction
+from referee.rules import settle
 
 from .builders import (
     BETL, DURCH, HRA_LOST, HRA_WON, LAY_ORDER, LAY_ORDER_SAME, LAY_SEDMA, LAY_STO_LOST, LAY_TRUMP,

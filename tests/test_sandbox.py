@@ -1,4 +1,4 @@
-"""The bot sandbox (referee/sandbox.py, issue 9): hostile bots, real programs, under the
+"""The bot sandbox (referee/seats/sandbox.py, issue 9): hostile bots, real programs, under the
 real ``marias match`` referee with ``--log`` and ``--transcript``.
 
 Each attack is shown to fail with ``--sandbox bwrap``; where the attack can be
@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee import resources
-from referee import sandbox as sb
+from referee.seats import resources
+from referee.seats import sandbox as sb
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "hostile_bots" / "hostile.py"
@@ -646,8 +646,8 @@ def test_what_a_referee_killed_outright_left_is_swept_by_the_next(tmp_path):
     cgroups are removed by the next referee that starts a bot."""
     out = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import json, os
-        from referee import resources
-        from referee import sandbox as sb
+        from referee.seats import resources
+        from referee.seats import sandbox as sb
         spawn = sb.launch(["/bin/true"], None, None, sb.SandboxConfig(mode="none"))
         mine = [os.path.join(h.base, n) for h in resources._hierarchies().values() for n in os.listdir(h.base)
                 if n.startswith("marias-bot-") and f"-{os.getpid()}-" in n]
@@ -658,7 +658,7 @@ def test_what_a_referee_killed_outright_left_is_swept_by_the_next(tmp_path):
     assert os.path.isdir(left["workdir"])
     assert all(os.path.isdir(g) for g in left["cgroups"])
     assert len(left["cgroups"]) == len({h.base for h in resources._hierarchies().values()})  # one per writable hierarchy
-    subprocess.run([sys.executable, "-c", "from referee import resources, sandbox; resources._hierarchies(); sandbox._bots_root()"],
+    subprocess.run([sys.executable, "-c", "from referee.seats import resources, sandbox; resources._hierarchies(); sandbox._bots_root()"],
                    check=True, timeout=TIMEOUT)
     assert not os.path.exists(left["workdir"])
     assert not any(os.path.exists(g) for g in left["cgroups"])

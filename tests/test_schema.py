@@ -29,12 +29,12 @@ from referencing import Registry, Resource
 
 from protocol import messages as M
 from protocol.sdk import DECISIONS
-from referee import actions as A
-from referee.deal import Deal
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
-from referee.tell import deal_events
-from referee.partie import Partie, shuffled_deck
-from referee.process import FaultKind
+from referee.rules import actions as A
+from referee.rules.deal import Deal
+from referee.matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
+from referee.matches.tell import deal_events
+from referee.rules.partie import Partie, shuffled_deck
+from referee.seats.process import FaultKind
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "protocol" / "schema"

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from referee.cards import Card
+from referee.rules.cards import Card
 from referee.cli import app
-from referee.deal import Deal
-from referee.log import LogWriter, deal_record, read_log, sealed_lines
-from referee.seal import GENESIS, generate_key_pair, load_signing_key, public_key_text
-from referee.match import BotSpec, Limits, MatchConfig, run_match
-from referee.partie import Partie, places
-from referee.validate import validate_file
+from referee.rules.deal import Deal
+from referee.logs.log import LogWriter, deal_record, read_log, sealed_lines
+from referee.logs.seal import GENESIS, generate_key_pair, load_signing_key, public_key_text
+from referee.matches.match import BotSpec, Limits, MatchConfig, run_match
+from referee.rules.partie import Partie, places
+from referee.logs.validate import validate_file
 
 # A bot that answers a legal action at once, except that it sleeps past the limit on its
 # 6th request of the match (a timeout fault, R12.1); a marker file makes it do so once.
@@ -225,7 +225,7 @@ def t_a_cut_not_from_the_seed(recs):
     """The last deal dealt from the previous deal's collection cut at another k (consistently)."""
     i = last_deal_index(recs)
     rec = recs[i]
-    from referee.validate import replay_record
+    from referee.logs.validate import replay_record
     prev = recs[i - 1]
     rp = replay_record(prev, [Card.parse(c) for c in prev["deck"]])
     collected = rp.deal.collected_deck()  # R2.3-R2.4, the engine's collection

@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 from bots.robot import Robot
 from bots.search_bid import bidding_constraints, replay, _no_takeover
 from bots.search_worlds import TALON, consistent, sample
-from referee.partie import Partie
+from referee.rules.partie import Partie
 
 ROBOT = Robot()
 SAME = ("seat", "phase", "to_move", "talon", "game", "actor", "contract", "levels", "proti", "bids", "trump_card", "zlidu")
@@ -73,12 +73,12 @@ def test_the_trump_choice_keeps_an_obvious_trump_and_reproduces():
     """Six červené with the ace, ten, king and ober and one small zelená: hearts are
     the trump by any measure (z lidu or the lone seven would throw the hand away)."""
     from bots.search import SearchBot
-    from referee.partie import deck_from_hands
+    from referee.rules.partie import deck_from_hands
 
     first7 = ["Ah", "Xh", "Kh", "Oh", "9h", "8h", "7l"]
     rest = [c for c in (r + s for s in "hlba" for r in "789XUOKA") if c not in first7]
     hands = {0: first7 + rest[:5], 1: rest[5:15], 2: rest[15:25]}
-    from referee.deal import Deal
+    from referee.rules.deal import Deal
     deal = Deal(deck_from_hands(hands, 0), 0)
     view = deal.view(0)
     legal = [a.code for a in deal.legal_actions()]

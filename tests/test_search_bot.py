@@ -10,8 +10,8 @@ import sys
 import bots
 from bots.search import SearchBot
 from protocol.sdk import Bot
-from referee.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
-from referee.selfplay import play_partie
+from referee.matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
+from referee.rules.selfplay import play_partie
 
 
 class Recorder(Bot):
@@ -67,7 +67,7 @@ def test_whole_match_under_the_real_referee_without_faults(tmp_path):
 
 
 def test_protocol_process_answers_with_a_legal_action():
-    from referee.partie import Partie
+    from referee.rules.partie import Partie
     from protocol import messages as M
 
     deal = Partie(seed="proto").next_deal()

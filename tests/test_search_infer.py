@@ -17,8 +17,8 @@ from hypothesis import given, settings, strategies as st
 from bots.robot import Robot
 from bots.search_bid import explains_bids
 from bots.search_worlds import TALON, Knowledge
-from referee.cards import ACE, KING, OBER, TEN
-from referee.partie import Partie
+from referee.rules.cards import ACE, KING, OBER, TEN
+from referee.rules.partie import Partie
 
 ROBOT = Robot()
 CODES = "789XUOKA"

@@ -13,8 +13,8 @@ from bots.robot import Robot
 from bots.search import SearchBot
 from bots.search_rollout import play_out, rebuild
 from bots.search_worlds import TALON
-from referee.partie import Partie
-from referee.selfplay import play_partie
+from referee.rules.partie import Partie
+from referee.rules.selfplay import play_partie
 
 ROBOT = Robot()
 SAME = ("seat", "phase", "to_move", "trump", "trump_card", "game", "actor", "contract", "levels", "proti",

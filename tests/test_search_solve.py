@@ -20,8 +20,8 @@ import pytest
 from bots.robot import Robot
 from bots.search_settle import trump_settle
 from bots.search_solve import Budget, Game, OutOfNodes, Solver, game_of_deal, position_of_deal
-from referee.deal import Deal
-from referee.partie import Partie, deck_from_hands
+from referee.rules.deal import Deal
+from referee.rules.partie import Partie, deck_from_hands
 
 ROBOT = Robot()
 

@@ -20,8 +20,8 @@ from hypothesis import given, settings, strategies as st
 from bots.robot import Robot
 from bots.random_bot import RandomBot
 from bots.search_worlds import TALON, Knowledge, consistent
-from referee.cards import ACE, SEVEN, SUIT_MASKS, TEN, Card, beats
-from referee.partie import Partie
+from referee.rules.cards import ACE, SEVEN, SUIT_MASKS, TEN, Card, beats
+from referee.rules.partie import Partie
 
 ROBOT = Robot()
 

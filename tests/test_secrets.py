@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.partie import seed_sha256, shuffled_deck
-from referee.sandbox import bwrap_status
-from referee.secrecy import PUBLIC, SECRET, decks_summary, read_seed_file, seed_bits, seed_warnings, SeedFileError
+from referee.rules.partie import seed_sha256, shuffled_deck
+from referee.seats.sandbox import bwrap_status
+from referee.matches.secrecy import PUBLIC, SECRET, decks_summary, read_seed_file, seed_bits, seed_warnings, SeedFileError
 
 REPO = Path(__file__).resolve().parents[1]
 THIEF = REPO / "tests" / "hostile_bots" / "secrets_thief.py"
@@ -214,12 +214,12 @@ def test_a_key_inside_the_output_folder_is_refused(tmp_path):
 
 @pytest.mark.parametrize("scope,fmt", [("table", "round-robin"), ("tournament", "round-robin"), ("tournament", "gauntlet")])
 def test_no_two_instances_on_one_deck_share_a_lane(scope, fmt):
-    from referee import tournament as T
+    from referee.tournaments import tournament as T
 
     bots = [{"name": n, "command": "random", "workdir": f"w/{n}"} for n in "abcde"]
     data = {"bots": bots, "partie": 2, "format": fmt, "decks": {"scope": scope}, "seed": "x" * 32,
             **({"gauntlet": "a"} if fmt == "gauntlet" else {})}
-    from referee.tournament_config import config_from_data
+    from referee.tournaments.tournament_config import config_from_data
 
     cfg = config_from_data(data, source="t", lines={}, base_dir=Path("/tmp"))
     seen: dict[tuple, set] = {}
@@ -238,7 +238,7 @@ def test_no_two_instances_on_one_deck_share_a_lane(scope, fmt):
 
 
 def test_a_workdir_holding_the_bots_start_folder_is_refused(tmp_path):
-    from referee.tournament_config import check_commands, config_from_data
+    from referee.tournaments.tournament_config import check_commands, config_from_data
 
     (tmp_path / "bot.py").write_text("")
     bots = [{"name": "x", "command": "python3 bot.py", "workdir": "."}, {"name": "y", "command": "random"},
@@ -249,7 +249,7 @@ def test_a_workdir_holding_the_bots_start_folder_is_refused(tmp_path):
 
 
 def test_a_secret_inside_a_bots_workdir_is_refused(tmp_path):
-    from referee.tournament_config import check_commands, config_from_data
+    from referee.tournaments.tournament_config import check_commands, config_from_data
 
     (tmp_path / "state" / "x").mkdir(parents=True)
     (tmp_path / "state" / "x" / "seed.txt").write_text("ab" * 16)
@@ -264,7 +264,7 @@ def test_a_secret_inside_a_bots_workdir_is_refused(tmp_path):
 
 
 def test_a_duel_group_gives_every_seat_of_a_bot_its_own_lane():
-    from referee.duel import SEAT_LANES, SEATINGS
+    from referee.tournaments.duel import SEAT_LANES, SEATINGS
 
     for letter in (0, 1):
         lanes = [SEAT_LANES[i][s] for i, t in enumerate(SEATINGS) for s in range(3) if t[s] == letter]

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.log import LogWriter, reserve_log_path, safe_name
-from referee.match import BotSpec, MatchConfig, run_match
-from referee.partie import Partie, derive_seed, seeded_cut, shuffled_deck
+from referee.logs.log import LogWriter, reserve_log_path, safe_name
+from referee.matches.match import BotSpec, MatchConfig, run_match
+from referee.rules.partie import Partie, derive_seed, seeded_cut, shuffled_deck
 
 CODES = [r + s for s in "hlba" for r in "789XUOKA"]  # LOGS.md: the starting order 7h 8h ... Ah 7l ... Aa
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from referee import settle
-from referee.deal import IllegalAction
+from referee.rules import settle
+from referee.rules.deal import IllegalAction
 
 from .builders import (
     BETL, DURCH, HRA_LOST, HRA_WON, LAY_TRUMP, SEDMA_PROTI, SEDMA_RED, STO_ORDER, STO_PROTI, STO_PROTI_LOST, STO_RED,
@@ -292,7 +292,7 @@ def test_R9_4_games_against_in_cervene(level):
 # ---------------------------------------------------------------- R9.7 the partie
 
 def test_R9_7_partie_score_is_the_sum_of_its_deals_equal_totals_share():
-    from referee.partie import Partie, places
+    from referee.rules.partie import Partie, places
 
     p = Partie(seed=4)
     for d in p.iter_deals():

@@ -8,10 +8,10 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from referee.cards import SUIT_NAMES, Card
+from referee.rules.cards import SUIT_NAMES, Card
 from referee.cli import app
-from referee.log import read_log, selfplay_log
-from referee.show import ShowError, flek_words, show
+from referee.logs.log import read_log, selfplay_log
+from referee.logs.show import ShowError, flek_words, show
 
 from tests.test_log import chooser_bots, fault_log, random_bots
 

@@ -1,4 +1,4 @@
-"""The head-to-head SPRT (referee/sprt.py) tested as a statistic: its LLR by hand, its bounds,
+"""The head-to-head SPRT (referee/tournaments/sprt.py) tested as a statistic: its LLR by hand, its bounds,
 and its error rates by simulation from known distributions of group means."""
 
 import math
@@ -7,7 +7,7 @@ import random
 import pytest
 from hypothesis import given, strategies as st
 
-from referee.sprt import H0, H1, SPRT, TRUNCATED, simulate
+from referee.tournaments.sprt import H0, H1, SPRT, TRUNCATED, simulate
 
 
 def test_bounds_are_walds():
@@ -128,7 +128,7 @@ def test_a_clear_difference_is_found_fast_and_truth_in_the_middle_is_split():
 def test_the_simulation_sees_a_test_that_breaks_its_promise(monkeypatch):
     # the same test with the plain sample variance (no confidence bound) stops on too small a
     # variance after few groups: its false H1 rate is about 0.17 here, far outside 0.05 + 3 se
-    import referee.sprt as M
+    import referee.tournaments.sprt as M
 
     monkeypatch.setattr(M, "variance_bound", lambda s2, n: s2)
     rng = random.Random("plain")

@@ -1,4 +1,4 @@
-"""Tables from logs (referee/standings.py): hand-made partie with hand-worked expectations,
+"""Tables from logs (referee/tournaments/standings.py): hand-made partie with hand-worked expectations,
 properties of the pairwise flows and shared places, and real logs read back."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from referee import standings as S
+from referee.tournaments import standings as S
 from referee.cli import app
 
 DECK = tuple(f"c{i}" for i in range(32))  # only compared for grouping, never dealt
@@ -242,7 +242,7 @@ def test_pair_flows_examples():
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
     import bots
-    from referee.log import selfplay_log
+    from referee.logs.log import selfplay_log
 
     folder = tmp_path_factory.mktemp("logs")
     for i in range(3):
@@ -368,7 +368,7 @@ def test_forfeit_is_shown_and_counted(tmp_path):
 # ------------------------------------------------------------------ a tournament folder: only its manifest's units
 
 def test_tables_of_a_tournament_count_only_its_manifest(logs, tmp_path):
-    from referee import tournament as T
+    from referee.tournaments import tournament as T
 
     good = sorted(logs.glob("*.jsonl"))
     out = tmp_path / "t"
@@ -399,7 +399,7 @@ def test_tables_of_a_tournament_count_only_its_manifest(logs, tmp_path):
 def test_match_seat_rows_show_forfeits():
     from types import SimpleNamespace
 
-    from referee.tables import seat_rows
+    from referee.logs.tables import seat_rows
 
     seat = lambda **kw: SimpleNamespace(decisions=2, total_ms=3.0, max_ms=2.0, faults={}, **kw)
     result = SimpleNamespace(names=["a", "b", "c"], totals=[-130, 65, 65], stats=[

@@ -1,4 +1,4 @@
-"""The shared statistics (referee/stats.py): Student's t against published table values,
+"""The shared statistics (referee/tournaments/stats.py): Student's t against published table values,
 closed forms and a numerical integral; intervals and likelihood of superiority."""
 
 import math
@@ -7,7 +7,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from referee import stats as S
+from referee.tournaments import stats as S
 
 # Two-sided table values of Student's t (p = 0.975 unless noted), as printed in standard
 # tables (e.g. the NIST/SEMATECH e-Handbook, table 1.3.6.7.2), to the digits printed there.
@@ -136,10 +136,10 @@ def test_chi_square_with_one_df_is_a_squared_normal():
         assert S.chi2_cdf(x, 1) == pytest.approx(2 * S.NormalDist().cdf(math.sqrt(x)) - 1, abs=1e-12)
 
 
-# ------------------------------------------------------------------ the pairs table (referee/standings.py)
+# ------------------------------------------------------------------ the pairs table (referee/tournaments/standings.py)
 
 def _partie(bots, totals, deck, n=1):
-    from referee import standings as St
+    from referee.tournaments import standings as St
     assert sum(totals) == 0
     deal = {"type": "deal", "result": {"kind": "played", "actor": None, "components": [], "payments": list(totals),
                                        "notes": []}, "decisions": [], "faults": []}
@@ -147,7 +147,7 @@ def _partie(bots, totals, deck, n=1):
 
 
 def test_pairs_by_hand():
-    from referee import standings as St
+    from referee.tournaments import standings as St
     # deck g1: A B C (30, -10, -20) and B A C (0, 10, -10) -> A - B: 40, 10 -> group mean 25
     # deck g2: A B C (-6, 0, 6)                           -> A - B: -6        -> group mean -6
     # deck g3: A C D (5, -5, 0): B absent, not counted for A-B
@@ -167,7 +167,7 @@ def test_pairs_by_hand():
 @given(st.lists(st.tuples(st.permutations("ABC"), st.integers(-50, 50), st.integers(-50, 50), st.integers(0, 3)),
                 min_size=1, max_size=12))
 def test_pairs_agree_with_a_brute_force(games):
-    from referee import standings as St
+    from referee.tournaments import standings as St
     parts = [_partie(bots, (x, y, -x - y), f"d{d}", i) for i, (bots, x, y, d) in enumerate(games)]
     rows = St.pairwise_rows(St.compute(parts))
     assert len(rows) == 3  # every pair of A, B, C met in every partie

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from referee import results as R
-from referee import tournament as T
-from referee.log import read_log, sealed_lines, selfplay_log
-from referee.validate import validate_file
+from referee.tournaments import results as R
+from referee.tournaments import tournament as T
+from referee.logs.log import read_log, sealed_lines, selfplay_log
+from referee.logs.validate import validate_file
 
 REPO = Path(__file__).resolve().parent.parent
 

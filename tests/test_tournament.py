@@ -1,4 +1,4 @@
-"""Tournaments (referee/tournament.py): configuration and its errors, unit planning, the stored
+"""Tournaments (referee/tournaments/tournament.py): configuration and its errors, unit planning, the stored
 configuration, and whole tournaments stopped (kill -9, Ctrl-C) and resumed to the same tables."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from referee import tournament as T
-from referee.partie import shuffled_deck
+from referee.tournaments import tournament as T
+from referee.rules.partie import shuffled_deck
 
 GOOD = """\
 name: t
@@ -411,7 +411,7 @@ def _job(kind):
 
 
 def test_pool_outcomes_and_one_retry():
-    from referee.pool import Pool, Task
+    from referee.seats.pool import Pool, Task
 
     kinds = ["ok", "raise", "exit", "sleep", "request-then-die", "stop", "ok", "writev-then-die"]
     tasks = [Task(f"{i}-{k}", k, wall_s=600 if k != "sleep" else 0.5, seats=("x", "y", "z")) for i, k in enumerate(kinds)]
@@ -530,7 +530,7 @@ def test_the_seal_hook_passes_the_log_lines_to_the_chain_check(tmp_path, monkeyp
         seen.append((list(lines), ends_with_newline))
         return [(n, "broken") for n, line in enumerate(lines, 1) if b"bad" in line]
 
-    monkeypatch.setitem(sys.modules, "referee.seal", types.SimpleNamespace(chain_problems=chain_problems))
+    monkeypatch.setitem(sys.modules, "referee.logs.seal", types.SimpleNamespace(chain_problems=chain_problems))
     plain = tmp_path / "plain.jsonl"
     plain.write_text('{"type":"header"}\n{"type":"footer"}\n')
     assert T.check_chain(plain) is None and seen == []  # not sealed: nothing to check

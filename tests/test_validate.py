@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from referee.cards import Card
+from referee.rules.cards import Card
 from referee.cli import app
-from referee.deal import Deal, IllegalAction
-from referee.log import dealt_hands, read_log, sealed_lines, selfplay_log
-from referee.partie import next_deck, places
-from referee.validate import replay_record, validate_file
+from referee.rules.deal import Deal, IllegalAction
+from referee.logs.log import dealt_hands, read_log, sealed_lines, selfplay_log
+from referee.rules.partie import next_deck, places
+from referee.logs.validate import replay_record, validate_file
 
 from tests.test_log import chooser_bots, fault_log, random_bots
 from tests.test_properties import collect
@@ -741,7 +741,7 @@ def test_parallel_validation_reports_exactly_what_one_process_reports(tmp_path, 
 
 
 def test_validate_files_in_parallel_keeps_the_order_and_the_reports(corpus, tmp_path):
-    from referee.validate import validate_files
+    from referee.logs.validate import validate_files
     paths = [write(tmp_path / name, recs) for name, recs in corpus[:5]]
     t_payment_not_zero_sum(recs := copy.deepcopy(corpus[5][1]))
     paths.append(write(tmp_path / "bad.jsonl", recs))

@@ -9,8 +9,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.deal import Deal
-from referee.partie import Partie
+from referee.rules.deal import Deal
+from referee.rules.partie import Partie
 from tests.test_properties import STYLES, choose
 
 

@@ -1,0 +1,274 @@
+"""Strength reports (``marias strength``): built-in bots played in-process over
+the same decks with the seats rotated, so that the luck of the cards cancels.
+
+For each starting deck the bots are seated in every rotation (3) or every
+permutation (6) of the seats and play one partie (12 deals, R2) per seating,
+all from the same shuffled deck and the same cuts.  Per bot entry the report
+gives the partie played, the groše won in total, the mean per partie with a 95 %
+confidence interval, the mean place (R9.7: shared places averaged), the partie
+won outright, and the time the bot spent per decision.
+
+Entries are built-in names (played in-process, fast) or any bot command, as
+``match`` takes them (``NAME=COMMAND`` too).  When any entry is a command, every
+entry -- built-ins as ``python -m bots NAME`` -- is played as a program through the
+referee (:func:`referee.matches.match.run_match`, one partie per deck and seating, the deck
+and cuts of a deck shared by its seatings), so that all three bear the same costs,
+and faults are counted per entry.  This is not a tournament: no output folder to
+resume, only the report.
+
+The confidence interval treats the per-deck means (a bot's mean over the
+seatings of one deck) as the independent samples: the seatings of one deck are
+correlated through the cards, different decks are not.  The factor is Student's t
+quantile at decks - 1 degrees of freedom (:mod:`referee.tournaments.stats`), at every df.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+import time
+from typing import Sequence
+
+from protocol.sdk import Bot
+
+from ..rules.partie import partie_seed
+from ..rules.selfplay import play_partie
+from ..tournaments.stats import t975
+
+def t95(df: int) -> float:
+    """The two-sided 95% factor t(0.975, df) (:func:`referee.tournaments.stats.t975`); nan without df."""
+    if df <= 0:
+        return float("nan")
+    return t975(df)
+
+
+class _Timed(Bot):
+    """Wraps a bot to count its decisions and the time spent in them."""
+
+    def __init__(self, inner: Bot):
+        self.inner = inner
+        self.name = inner.name
+        self.decisions = 0
+        self.seconds = 0.0
+
+    def decide(self, decision: str, view: dict, legal: list[str]) -> str:
+        t0 = time.perf_counter()
+        out = self.inner.decide(decision, view, legal)
+        self.seconds += time.perf_counter() - t0
+        self.decisions += 1
+        return out
+
+    def on_hello(self, message: dict) -> None:
+        self.inner.on_hello(message)
+
+    def on_partie_start(self, message: dict) -> None:
+        self.inner.on_partie_start(message)
+
+    def on_deal_start(self, message: dict) -> None:
+        self.inner.on_deal_start(message)
+
+    def on_event(self, message: dict) -> None:
+        self.inner.on_event(message)
+
+    def on_deal_end(self, message: dict) -> None:
+        self.inner.on_deal_end(message)
+
+    def on_partie_end(self, message: dict) -> None:
+        self.inner.on_partie_end(message)
+
+
+def seatings(permutations: bool) -> list[tuple[int, int, int]]:
+    """Which entry sits on seats 0, 1, 2: the 3 rotations or the 6 permutations."""
+    if permutations:
+        return list(itertools.permutations(range(3)))
+    return [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+
+
+def labels(names: Sequence[str]) -> list[str]:
+    """Entry labels; a name given more than once is numbered: robot#1, robot#2."""
+    out = []
+    for i, n in enumerate(names):
+        if names.count(n) > 1:
+            out.append(f"{n}#{names[:i + 1].count(n)}")
+        else:
+            out.append(n)
+    return out
+
+
+def parse_entry(value: str) -> tuple[str, str]:
+    """``(label, command)`` of an entry: ``robot``, ``random:3``, ``NAME=COMMAND`` or a command line."""
+    from ..seats.identity import split_named
+
+    name, command = split_named(value)
+    return (name, command) if name is not None else (value, value)
+
+
+def command_problem(command: str) -> str | None:
+    """Why ``command`` cannot be a bot (not a built-in, and its program is not found), or None."""
+    import os
+    import shutil
+
+    from ..matches.match import BotSpec
+
+    if is_builtin(command):
+        return None
+    try:
+        argv = BotSpec.parse(command).argv
+    except ValueError as e:
+        return str(e)
+    if os.sep in argv[0] or argv[0].startswith("."):
+        return None if os.access(argv[0], os.X_OK) else f"{command!r}: {argv[0]} is not an executable file"
+    return None if shutil.which(argv[0]) else f"{command!r}: program {argv[0]!r} not found (built-ins: random, robot)"
+
+
+def is_builtin(command: str) -> bool:
+    import bots
+
+    return command in bots.BUILTIN
+
+
+def run(names: Sequence[str], partie: int = 30, seed: int | str = 1, permutations: bool = False,
+        make=None, move_ms: int = 2000, startup_ms: int = 10_000) -> dict:
+    """Play about ``partie`` partie (rounded up to whole decks) and summarise per entry.
+
+    ``names`` are three entries (:func:`parse_entry`); ``make(name, seed)`` builds an
+    in-process bot (default :func:`bots.make`) when all three are built-in names.
+    """
+    if len(names) != 3:
+        raise ValueError(f"a table needs exactly three bots, got {len(names)}")
+    entries = [parse_entry(n) for n in names]
+    if make is None and not all(is_builtin(c) for _, c in entries):
+        return _run_programs(entries, partie, seed, permutations, move_ms, startup_ms)
+    return _run_in_process(names, partie, seed, permutations, make)
+
+
+def _run_in_process(names: Sequence[str], partie: int, seed: int | str, permutations: bool, make) -> dict:
+    """Play about ``partie`` partie (rounded up to whole decks) and summarise per entry.
+
+    ``names`` are three built-in bot names; ``make(name, seed)`` builds a bot
+    (default :func:`bots.make`).
+    """
+    if len(names) != 3:
+        raise ValueError(f"a table needs exactly three bots, got {len(names)}")
+    if make is None:
+        import bots
+        make = bots.make
+
+    def play(match_seed: str, seating, bot_seed: str):
+        # seating[seat] = entry sitting there
+        timed = [_Timed(make(names[e], f"{bot_seed}:{e}")) for e in seating]
+        p = play_partie(timed, seed=partie_seed(match_seed, 1))  # the deck and cuts a match of that seed plays
+        return p.totals(), p.places(), [(t.decisions, t.seconds, 0) for t in timed]
+
+    report, _ = _tally(list(names), partie, seed, permutations, play)
+    return report
+
+
+def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, play) -> tuple[dict, list[int]]:
+    """Every deck (about ``partie`` partie, rounded up to whole decks) in every seating of
+    :func:`seatings`; ``play(match_seed, seating, bot_seed)`` plays one partie and returns its
+    totals, places and per seat (decisions, seconds, faults).  The report and the faults per entry."""
+    seats_list = seatings(permutations)
+    k = len(seats_list)
+    decks = max(1, math.ceil(partie / k))
+    totals = [0, 0, 0]
+    per_partie: list[list[int]] = [[], [], []]
+    deck_means: list[list[float]] = [[], [], []]
+    places: list[list[float]] = [[], [], []]
+    firsts = [0, 0, 0]
+    decisions = [0, 0, 0]
+    seconds = [0.0, 0.0, 0.0]
+    faults = [0, 0, 0]
+    for d in range(decks):
+        match_seed = f"strength:{seed}:{d}"  # one deck and its cuts for every seating
+        deck_scores: list[list[int]] = [[], [], []]
+        for r, seating in enumerate(seats_list):
+            tot, pl, seat_stats = play(match_seed, seating, f"{seed}:{d}:{r}")
+            for seat, e in enumerate(seating):
+                totals[e] += tot[seat]
+                per_partie[e].append(tot[seat])
+                deck_scores[e].append(tot[seat])
+                places[e].append(pl[seat])
+                if pl[seat] == 1.0:
+                    firsts[e] += 1
+                n, secs, f = seat_stats[seat]
+                decisions[e] += n
+                seconds[e] += secs
+                faults[e] += f
+        for e in range(3):
+            deck_means[e].append(statistics.fmean(deck_scores[e]))
+    return _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts,
+                   decisions, seconds), faults
+
+
+def _run_programs(entries: list[tuple[str, str]], partie: int, seed: int | str, permutations: bool,
+                  move_ms: int, startup_ms: int) -> dict:
+    """The same report, every entry a program under the referee."""
+    from ..matches.match import BotSpec, Limits, MatchConfig, run_match
+
+    names = [label for label, _ in entries]
+
+    def play(match_seed: str, seating, bot_seed: str):
+        specs = []
+        for e in seating:
+            spec = BotSpec.parse(entries[e][1], seed=f"{bot_seed}:{e}")
+            spec.label = names[e]
+            specs.append(spec)
+        result = run_match(MatchConfig(bots=specs, partie=1, seed=match_seed,
+                                       limits=Limits(move_ms=move_ms, startup_ms=startup_ms)))
+        stats = [(st.decisions, st.total_ms / 1000, sum(st.faults.values())) for st in result.stats]
+        return result.partie_totals[0], result.partie_places[0], stats
+
+    report, faults = _tally(names, partie, seed, permutations, play)
+    report["programs"] = True
+    for row, n in zip(report["results"], faults):
+        row["faults"] = n
+    return report
+
+
+def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds) -> dict:
+    rows = []
+    for e, label in enumerate(labels(list(names))):
+        m = statistics.fmean(per_partie[e])
+        if decks > 1:
+            half = t95(decks - 1) * statistics.stdev(deck_means[e]) / math.sqrt(decks)
+        else:
+            half = float("nan")
+        rows.append({
+            "bot": label,
+            "partie": len(per_partie[e]),
+            "groše": totals[e],
+            "mean": round(m, 2),
+            "ci95_low": round(m - half, 2),
+            "ci95_high": round(m + half, 2),
+            "mean_place": round(statistics.fmean(places[e]), 3),
+            "firsts": firsts[e],
+            "ms_per_decision": round(1000 * seconds[e] / decisions[e], 4) if decisions[e] else 0.0,
+        })
+    return {
+        "bots": list(names),
+        "seed": seed,
+        "decks": decks,
+        "seatings": "permutations" if permutations else "rotations",
+        "partie": decks * k,
+        "results": rows,
+    }
+
+
+def table_rows(report: dict) -> list[dict]:
+    """Rows for :mod:`tabulate`."""
+    out = []
+    for r in report["results"]:
+        out.append({
+            "bot": r["bot"],
+            "partie": r["partie"],
+            "groše": r["groše"],
+            "mean/partie": r["mean"],
+            "95% CI": f"[{r['ci95_low']}, {r['ci95_high']}]",
+            "mean place": r["mean_place"],
+            "firsts": r["firsts"],
+            "ms/decision": r["ms_per_decision"],
+            **({"faults": r["faults"]} if "faults" in r else {}),
+        })
+    return out

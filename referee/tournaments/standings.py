@@ -1,0 +1,736 @@
+"""Tables from match logs alone: standings, play statistics, the cross table, a series (R10), ratings.
+
+Everything here reads validated logs (:mod:`referee.logs.log` format) and nothing else,
+so any table can be rebuilt and checked by anyone who holds the logs
+(``marias table PATH...``); the tournament prints its tables through the same code.
+Definitions are in protocol/TOURNAMENT.md ("Tables").
+
+A *bot* is identified by its identity (:mod:`referee.seats.identity`): the header's
+label (the tournament's bot name, or the ``NAME=`` of ``marias match --bot``),
+else its announced name, together with its fingerprint.  One label with two
+fingerprints (a bot changed between runs) becomes two bots, ``NAME@FINGERPR``;
+two seats of one log with the same label are told apart as ``NAME#SEAT``.
+
+A tournament folder (or its ``logs/``) holding a manifest counts only the logs
+the manifest names (:func:`log_paths`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean, stdev
+from typing import Iterable
+
+from tabulate import tabulate
+
+from .stats import estimate, t975
+
+CONTRACT_KINDS = ("hra", "sedma", "sto", "betl", "durch", "proti")
+TABLE_NAMES = ("standings", "pairs", "play", "cross", "series", "rating")
+FORMATS = ("text", "md", "csv", "json")
+
+# ------------------------------------------------------------------ reading logs
+
+@dataclass
+class PartieRecord:
+    """One finished partie of a log: who sat where, its deals and its result."""
+
+    source: str  # the log file
+    partie: int
+    bots: tuple[str, str, str]  # bot identity at seats 0, 1, 2
+    totals: list[int]
+    places: list[float]
+    deals: list[dict]
+    deck: tuple[str, ...]  # the starting deck (R2.2)
+    forfeits: list[dict] = field(default_factory=list)  # R12.3 forfeit records (LOGS.md)
+    fingerprints: tuple = (None, None, None)  # the bots' fingerprints at seats 0, 1, 2 (None: not logged)
+
+    @property
+    def group(self) -> tuple:
+        """Duplicate group: the same three bots on the same starting deck (any seat arrangement)."""
+        return (tuple(sorted(self.bots)), self.deck)
+
+
+def bot_keys(header: dict) -> list[str]:
+    """The identity of each bot of a log header (label, else name, else command); clashes get ``#seat``."""
+    keys = []
+    for i, b in enumerate(header.get("bots") or []):
+        k = b.get("label") or b.get("name")
+        if not k:
+            cmd = b.get("command")
+            k = " ".join(cmd) if isinstance(cmd, list) else str(cmd or f"seat {i}")
+        keys.append(str(k))
+    return [f"{k}#{i}" if keys.count(k) > 1 else k for i, k in enumerate(keys)]
+
+
+def bot_fingerprints(header: dict) -> list[str | None]:
+    return [b.get("fingerprint") if isinstance(b.get("fingerprint"), str) else None
+            for b in header.get("bots") or []]
+
+
+def records_from_log(path, records: list[dict]) -> list[PartieRecord]:
+    """The finished partie of one log's records (those with a partie_end)."""
+    if not records or records[0].get("type") != "header":
+        raise ValueError(f"{path}: not a marias log (no header)")
+    keys = bot_keys(records[0])
+    fps = bot_fingerprints(records[0])
+    out = []
+    current = None
+    for r in records[1:]:
+        t = r.get("type")
+        if t == "partie_start":
+            seating = r.get("seating") or [0, 1, 2]
+            current = {"partie": r.get("partie"), "bots": tuple(keys[i] for i in seating),
+                       "fps": tuple(fps[i] if i < len(fps) else None for i in seating),
+                       "deck": tuple(r.get("deck") or ()), "deals": [], "forfeits": []}
+        elif t == "deal" and current is not None:
+            if not current["deck"] and not current["deals"]:  # decks are logged with their deal (no deck up front)
+                current["deck"] = tuple(r.get("deck") or ())
+            current["deals"].append(r)
+        elif t == "forfeit" and current is not None:
+            current["forfeits"].append(r)
+        elif t == "partie_end" and current is not None:
+            out.append(PartieRecord(str(path), int(r.get("partie") or current["partie"] or 0), current["bots"],
+                                    list(r["totals"]), list(r.get("places") or []), current["deals"],
+                                    current["deck"], current["forfeits"], current["fps"]))
+            current = None
+    return out
+
+
+def name_identities(parties: list[PartieRecord]) -> None:
+    """Give each (label, fingerprint) one name: the label, or ``label@fingerprint`` (short) where one
+    label stands for bots with different fingerprints.  Changes ``parties`` in place."""
+    from ..seats.identity import short
+
+    fps_of: dict[str, set] = {}
+    for p in parties:
+        for name, fp in zip(p.bots, p.fingerprints):
+            fps_of.setdefault(name, set()).add(fp)
+    for p in parties:
+        if any(len(fps_of[n]) > 1 for n in p.bots):
+            p.bots = tuple(f"{n}@{short(fp)}" if len(fps_of[n]) > 1 else n
+                           for n, fp in zip(p.bots, p.fingerprints))  # type: ignore[assignment]
+
+
+def log_paths(paths: Iterable, recorded: dict | None = None) -> tuple[list[Path], list[str]]:
+    """The log files under ``paths``, and notes on what was left out.  A folder with a tournament
+    manifest (or the ``logs/`` folder beside one) yields only the logs of the units it names:
+    any other ``.jsonl`` there is left out, and said so.  ``recorded`` (when given) gets, for each
+    log of a tournament folder, the SHA-256 its ``units.journal`` recorded when the unit was
+    accepted, or None when the journal does not record it as done (:func:`journal_hashes`)."""
+    from .tournament import MANIFEST_FILE, read_manifest
+    from ..logs.validate import log_files
+
+    files: list[Path] = []
+    notes: list[str] = []
+    for p in paths:
+        p = Path(p)
+        folder = None
+        if p.is_dir() and (p / MANIFEST_FILE).is_file():
+            folder = p
+        elif p.is_dir() and (p.parent / MANIFEST_FILE).is_file() and p.resolve() == (p.parent / "logs").resolve():
+            folder = p.parent
+        if folder is None:
+            files.extend(log_files([p]))
+            continue
+        try:
+            m = read_manifest(folder)
+        except ValueError as e:
+            notes.append(f"{e}; {p} left out")
+            continue
+        named = [folder / u["log"] for u in m["units"] if isinstance(u, dict) and isinstance(u.get("log"), str)]
+        wanted = {q.resolve() for q in named}
+        for q in log_files([p]):
+            if q.resolve() not in wanted:
+                notes.append(f"{q}: not a unit in {folder / MANIFEST_FILE}; left out")
+        present = [q for q in named if q.exists()]
+        if len(present) < len(named):
+            notes.append(f"{folder}: {len(named) - len(present)} of the {len(named)} units in its manifest "
+                         f"have no log (not played yet)")
+        if recorded is not None:
+            hashes = journal_hashes(folder, m)
+            for q in present:
+                recorded[q] = hashes.get(q)
+        files.extend(present)
+    return files, notes
+
+
+def journal_hashes(folder: Path, manifest: dict) -> dict[Path, str]:
+    """Each unit log of a tournament folder (``folder / its manifest path``) that ``units.journal``
+    records as done, with the SHA-256 recorded when the tournament accepted it (the last entry of
+    the unit counts: a unit failed since is not on record)."""
+    from .tournament import journal
+
+    entries = journal(Path(folder))
+    out: dict[Path, str] = {}
+    for u in manifest.get("units") or []:
+        if not (isinstance(u, dict) and isinstance(u.get("id"), str) and isinstance(u.get("log"), str)):
+            continue
+        e = entries.get(u["id"])
+        if e and e.get("status") == "done" and isinstance(e.get("sha256"), str):
+            out[Path(folder) / u["log"]] = e["sha256"]
+    return out
+
+
+def not_recorded_note(path, recorded: str | None, actual: str) -> tuple[str, bool]:
+    """Why a tournament's log is left out of the tables, and whether it is an error (the log on disk
+    is not the one the tournament accepted) rather than a note (not accepted yet)."""
+    from .tournament import JOURNAL_FILE
+
+    if recorded is None:
+        return (f"{path}: not recorded as done in {JOURNAL_FILE} (the tournament has not accepted it; running "
+                f"the tournament again checks it and records it); left out", False)
+    return (f"{path}: its SHA-256 is {actual}, but {JOURNAL_FILE} recorded {recorded} when the tournament "
+            f"accepted this unit: the log was changed or replaced since; left out of the tables (put the "
+            f"original back, or delete it and run the tournament again to play the unit anew)", True)
+
+
+def match_key(records: list[dict]) -> tuple | None:
+    """What makes two log files one match: the header's seed commitment and the final hash (the
+    footer's chain value, which covers every byte of the log).  None for a log without them."""
+    if not records:
+        return None
+    commit, final = records[0].get("seed_sha256"), records[-1].get("chain")
+    if records[-1].get("type") != "footer" or not isinstance(final, str):
+        return None
+    return (commit, final)
+
+
+def _read_logs(paths: Iterable, validate: bool, skipped: list[str], rejected: list[str] | None = None):
+    """(path, records) of every complete, valid log under ``paths``, once each; notes go to ``skipped``.
+
+    A tournament's log counts only when its SHA-256 is the one ``units.journal`` recorded when
+    the unit was accepted; a log that differs is named in ``rejected`` (``skipped`` when None).
+    Copies of one match (the same seed commitment and final hash) count once, the others named."""
+    from ..seats.identity import file_sha256
+    from ..logs.log import read_log
+    from ..logs.validate import validate_file
+
+    recorded: dict[Path, str | None] = {}
+    files, notes = log_paths(paths, recorded)
+    skipped.extend(notes)
+    seen: set[Path] = set()
+    matches: dict[tuple, Path] = {}
+    for path in files:
+        real = path.resolve()
+        if real in seen:  # named twice (a file and its folder): counted once
+            continue
+        seen.add(real)
+        if not path.exists():
+            skipped.append(f"{path}: no such file")
+            continue
+        if path in recorded:
+            actual = file_sha256(path)
+            if actual != recorded[path]:
+                note, error = not_recorded_note(path, recorded[path], actual)
+                (rejected if error and rejected is not None else skipped).append(note)
+                continue
+        records, problems = read_log(path)
+        if not records or records[0].get("type") != "header" or records[0].get("format") != "marias-log":
+            skipped.append(f"{path}: not a marias log; left out")
+            continue
+        if validate:
+            report = validate_file(path)
+            if not report.complete:
+                skipped.append(f"{path}: incomplete (no footer); left out")
+                continue
+            if not report.ok:
+                skipped.append(f"{path}: does not validate ({report.lines()[0]}); left out")
+                continue
+        elif problems or records[-1].get("type") != "footer":
+            skipped.append(f"{path}: incomplete; left out")
+            continue
+        key = match_key(records)
+        if key is not None:
+            first = matches.setdefault(key, path)
+            if first is not path:
+                skipped.append(f"{path}: a copy of {first} (the same match: seed commitment {str(key[0])[:16]}…, "
+                               f"final hash {key[1][:16]}…); counted once")
+                continue
+        yield path, records
+
+
+def load(paths: Iterable, *, validate: bool = True) -> tuple[list[PartieRecord], list[str]]:
+    """The partie of every complete, valid log under ``paths`` (files or folders, searched for
+    ``*.jsonl``), and a note for each file left out (incomplete, invalid or not a log)."""
+    parties: list[PartieRecord] = []
+    skipped: list[str] = []
+    for path, records in _read_logs(paths, validate, skipped):
+        parties.extend(records_from_log(path, records))
+    parties.sort(key=lambda p: (p.source, p.partie))
+    name_identities(parties)
+    return parties, skipped
+
+
+# ------------------------------------------------------------------ statistics
+
+@dataclass
+class BotStats:
+    name: str
+    partie: int = 0
+    groše: int = 0
+    partie_totals: list[int] = field(default_factory=list)
+    actor_wins_by_partie: list[int] = field(default_factory=list)
+    groups: dict[tuple, list[int]] = field(default_factory=dict)
+    place_credit: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    place_sum: float = 0.0
+    deals: int = 0
+    actor: int = 0
+    actor_won: int = 0
+    contracts: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0] for k in CONTRACT_KINDS})
+    fleks_given: int = 0
+    fleks_won: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+    decisions: int = 0
+    ms_sum: float = 0.0
+    ms_max: float = 0.0
+    fingerprint: str | None = None
+    forfeited_from: list[int] = field(default_factory=list)  # R12.3: the first forfeited deal, per forfeit
+    forfeited_deals: int = 0
+
+    @property
+    def mean(self) -> float:
+        return self.groše / self.partie if self.partie else 0.0
+
+    @property
+    def ci95(self) -> float | None:
+        """Half-width of the 95% interval of the mean per partie, duplicate groups as the sampling unit."""
+        means = [fmean(v) for v in self.groups.values()]
+        if len(means) < 2:
+            return None
+        return t975(len(means) - 1) * stdev(means) / math.sqrt(len(means))
+
+    @property
+    def mean_ms(self) -> float | None:
+        return self.ms_sum / self.decisions if self.decisions else None
+
+
+def place_credit(totals: list[int]) -> list[list[float]]:
+    """R9.7 shared places, as credit: seats with equal totals split the places they occupy equally.
+
+    Returns per seat the credit for 1st, 2nd and 3rd place (each row sums to 1).
+    """
+    order = sorted(range(3), key=lambda s: -totals[s])
+    credit = [[0.0, 0.0, 0.0] for _ in range(3)]
+    i = 0
+    while i < 3:
+        j = i
+        while j + 1 < 3 and totals[order[j + 1]] == totals[order[i]]:
+            j += 1
+        share = 1.0 / (j - i + 1)
+        for s in order[i:j + 1]:
+            for pos in range(i, j + 1):
+                credit[s][pos] += share
+        i = j + 1
+    return credit
+
+
+def competition_ranks(totals: list[int]) -> list[int]:
+    """1 + the number of seats with more groše (equal totals share the rank)."""
+    return [1 + sum(1 for u in totals if u > t) for t in totals]
+
+
+def pair_flows(payments: list[int]) -> dict[tuple[int, int], int]:
+    """How a deal's payments (summing to zero) flow between pairs of seats: ``{(payer, payee): groše}``.
+
+    The seat with the largest absolute payment (the actor in every settled deal,
+    the faulting player in a fault before the contract) exchanges with each of the
+    other two exactly that seat's payment; the other two never pay each other, as
+    in every settlement of R9.5 and R12.2.
+    """
+    if sum(payments) != 0:
+        raise ValueError(f"payments {payments} do not sum to zero")
+    hub = max(range(3), key=lambda s: (abs(payments[s]), -s))
+    flows = {}
+    for s in range(3):
+        if s == hub or payments[s] == 0:
+            continue
+        if payments[s] > 0:
+            flows[(hub, s)] = payments[s]
+        else:
+            flows[(s, hub)] = -payments[s]
+    return flows
+
+
+@dataclass
+class Tournament:
+    """Every statistic of a set of partie."""
+
+    bots: dict[str, BotStats]
+    cross: dict[str, dict[str, int]]  # cross[a][b]: groše a won from b
+    met: dict[str, dict[str, int]]  # partie a and b played at one table
+    parties: list  # Played, in order (the pairs and rating tables)
+    head_to_head: list[dict] = field(default_factory=list)  # results of head-to-head folders (referee.tournaments.duel)
+    rejected: list[str] = field(default_factory=list)  # logs left out: not the ones the journal recorded
+
+
+@dataclass(slots=True)
+class Played:
+    """What the pairs and rating tables keep of each partie: who sat where, the totals, the group."""
+
+    source: str
+    partie: int
+    bots: tuple
+    totals: list
+    group: tuple
+
+
+def compute(parties: Iterable, fps_of: dict[str, set] | None = None) -> Tournament:
+    """Every statistic of ``parties``: :class:`PartieRecord` (summarized here, deal by deal) or
+    :class:`referee.tournaments.results.PartieSummary` (from the results database), read once in order.
+
+    ``fps_of`` (label -> fingerprints seen): rename each bot ``label@fingerprint`` where a label
+    stands for more than one fingerprint (as :func:`name_identities` does to loaded records), so
+    that a stream of summaries is aggregated without holding it."""
+    from ..seats.identity import short
+    from .results import PartieSummary, summarize
+
+    bots: dict[str, BotStats] = {}
+    cross: dict[str, dict[str, int]] = {}
+    met: dict[str, dict[str, int]] = {}
+    played: list[Played] = []
+    names_cache: dict[tuple, tuple] = {}
+    group_cache: dict[tuple, tuple] = {}
+    for p in parties:
+        s = p if isinstance(p, PartieSummary) else summarize(p)
+        names = s.bots
+        if fps_of is not None:
+            key = (s.bots, s.fingerprints)
+            names = names_cache.get(key)
+            if names is None:
+                names = names_cache[key] = tuple(f"{n}@{short(fp)}" if len(fps_of.get(n, ())) > 1 else n
+                                                 for n, fp in zip(s.bots, s.fingerprints))
+        st = [bots.get(n) or bots.setdefault(n, BotStats(n)) for n in names]
+        for b, fp in zip(st, s.fingerprints):
+            b.fingerprint = b.fingerprint or fp
+        for i in range(3):
+            for j in range(3):
+                if i != j:
+                    a, b = names[i], names[j]
+                    row = cross.setdefault(a, {})
+                    row[b] = row.get(b, 0) + s.won_from(i, j)
+                    m = met.setdefault(a, {})
+                    m[b] = m.get(b, 0) + 1
+        credit = place_credit(s.totals)
+        gkey = (tuple(sorted(names)), s.deck)
+        group = group_cache.get(gkey) or group_cache.setdefault(gkey, gkey)
+        for i in range(3):
+            b, x = st[i], s.seats[i]
+            b.deals += s.deals
+            b.actor += x.actor
+            b.actor_won += x.actor_won
+            for k, (w, l) in x.contracts.items():
+                c = b.contracts[k]
+                c[0] += w
+                c[1] += l
+            b.fleks_given += x.fleks_given
+            b.fleks_won += x.fleks_won
+            for k, v in x.faults.items():
+                b.faults[k] = b.faults.get(k, 0) + v
+            b.decisions += x.decisions
+            b.ms_sum += x.ms_sum
+            if x.decisions:
+                b.ms_max = max(b.ms_max, x.ms_max)
+            for from_deal, deals in x.forfeits:
+                b.forfeited_from.append(from_deal)
+                b.forfeited_deals += deals
+            b.partie += 1
+            b.groše += s.totals[i]
+            b.partie_totals.append(s.totals[i])
+            b.actor_wins_by_partie.append(x.actor_won)
+            b.groups.setdefault(group, []).append(s.totals[i])
+            for k in range(3):
+                b.place_credit[k] += credit[i][k]
+            b.place_sum += sum((k + 1) * credit[i][k] for k in range(3))
+        played.append(Played(s.source, s.partie, names, s.totals, group))
+    return Tournament(bots, cross, met, played)
+
+
+# ------------------------------------------------------------------ tables (rows for tabulate)
+
+def _r(x: float | None, nd: int = 2):
+    return None if x is None else round(x, nd)
+
+
+def _num(x: float):
+    """A count that may be fractional (shared places): an int when whole."""
+    return int(x) if abs(x - round(x)) < 1e-9 else round(x, 2)
+
+
+def _place_labels(keys: list[tuple]) -> list[str]:
+    """Places for sorted ``keys``: equal keys share a place, written '2='."""
+    labels = []
+    for i, k in enumerate(keys):
+        first = next(j for j in range(len(keys)) if keys[j] == k)
+        shared = keys.count(k) > 1
+        labels.append(f"{first + 1}{'=' if shared else ''}")
+    return labels
+
+
+def standings_rows(t: Tournament) -> list[dict]:
+    """Ranked by mean groše per partie, then total groše; each bot with its fingerprint (short)."""
+    from ..seats.identity import short
+
+    order = sorted(t.bots.values(), key=lambda b: (-b.mean, -b.groše, b.name))
+    places = _place_labels([(round(b.mean, 9), b.groše) for b in order])
+    rows = []
+    for pl, b in zip(places, order):
+        rows.append({
+            "#": pl,
+            "bot": b.name,
+            "fingerprint": short(b.fingerprint),
+            "partie": b.partie,
+            "groše": b.groše,
+            "mean": _r(b.mean),
+            "±95%": _r(b.ci95),
+            "1st": _num(b.place_credit[0]),
+            "2nd": _num(b.place_credit[1]),
+            "3rd": _num(b.place_credit[2]),
+            "mean place": _r(b.place_sum / b.partie if b.partie else None),
+        })
+    return rows
+
+
+def pairwise_rows(t: Tournament) -> list[dict]:
+    """Each pair of bots that met: the mean of (row bot's groše − the other's) over the partie where both
+    sat, its 95% interval and the likelihood of superiority, duplicate groups as the sampling unit.
+
+    The row bot is the one ahead (a difference ≥ 0); pairs are listed by their difference, largest first.
+    """
+    diffs: dict[tuple[str, str], dict[tuple, list[int]]] = {}
+    for p in t.parties:
+        for i in range(3):
+            for j in range(3):
+                a, b = p.bots[i], p.bots[j]
+                if a < b:
+                    diffs.setdefault((a, b), {}).setdefault(p.group, []).append(p.totals[i] - p.totals[j])
+    rows = []
+    for (a, b), groups in diffs.items():
+        means = [fmean(v) for v in groups.values()]
+        e = estimate(means)
+        partie = sum(len(v) for v in groups.values())
+        mean = fmean([d for v in groups.values() for d in v])  # over the partie (groups may differ in size)
+        if mean < 0 or (mean == 0 and e.mean < 0):
+            a, b, mean, means = b, a, -mean, [-m for m in means]
+            e = estimate(means)
+        rows.append({"bot": a, "vs": b, "partie": partie, "groups": e.n, "diff": _r(mean), "±95%": _r(e.half),
+                     "LOS": None if e.los is None else round(e.los, 3)})
+    rows.sort(key=lambda r: (-(r["diff"] or 0), r["bot"], r["vs"]))
+    return rows
+
+
+def play_rows(t: Tournament, split: bool = False) -> list[dict]:
+    """Deals as actor, contracts won/lost, fleks, faults and decision times, per bot."""
+    rows = []
+    for b in sorted(t.bots.values(), key=lambda b: b.name):
+        row = {"bot": b.name, "deals": b.deals, "actor": b.actor, "won as actor": b.actor_won}
+        for k in CONTRACT_KINDS:
+            w, l = b.contracts[k]
+            if split:
+                row[f"{k} won"] = w
+                row[f"{k} lost"] = l
+            else:
+                row[k] = f"{w}:{l}"
+        row["fleks given"] = b.fleks_given
+        row["fleks won"] = b.fleks_won
+        if split:
+            for k, v in sorted(b.faults.items()):
+                row[f"faults {k}"] = v
+            row["faults"] = sum(b.faults.values())
+        else:
+            row["faults"] = ", ".join(f"{k} {v}" for k, v in sorted(b.faults.items())) or "-"
+        row["forfeits"] = len(b.forfeited_from)
+        row["forfeited"] = forfeit_text(b.forfeited_from)
+        row["mean ms"] = _r(b.mean_ms)
+        row["max ms"] = _r(b.ms_max if b.decisions else None, 1)
+        rows.append(row)
+    if split:  # every row gets every fault column
+        kinds = sorted({k for r in rows for k in r if k.startswith("faults ")})
+        for r in rows:
+            for k in kinds:
+                r.setdefault(k, 0)
+        rows = [{k: r[k] for k in _ordered_keys(r, kinds)} for r in rows]
+    return rows
+
+
+def forfeit_text(from_deals: list[int]) -> str:
+    """R12.3 forfeits as the tables show them: 'from deal 7', 'from deals 7, 10' (in log order)."""
+    if not from_deals:
+        return "-"
+    shown = ", ".join(str(d) for d in from_deals[:8]) + (", …" if len(from_deals) > 8 else "")
+    return f"from deal{'s' if len(from_deals) > 1 else ''} {shown}"
+
+
+def _ordered_keys(row: dict, fault_kinds: list[str]) -> list[str]:
+    tail = ("mean ms", "max ms", "forfeits", "forfeited")
+    head = [k for k in row if not k.startswith("faults") and k not in tail]
+    return head + fault_kinds + ["faults", "forfeits", "forfeited", "mean ms", "max ms"]
+
+
+def cross_rows(t: Tournament) -> list[dict]:
+    """Row bot's groše won from the column bot at the tables they shared (pairwise flows of each deal)."""
+    names = sorted(t.bots)
+    rows = []
+    for a in names:
+        row = {"bot": a}
+        for b in names:
+            row[b] = None if a == b or b not in t.cross.get(a, {}) else t.cross[a][b]
+        row["total"] = sum(t.cross.get(a, {}).values())
+        rows.append(row)
+    return rows
+
+
+def series_rows(t: Tournament, n: int) -> list[dict]:
+    """R10: the sum of each bot's ``n`` best partie (missing ones count 0); ties by partie played,
+    then deals won as actor in the counted partie; equal on all three share the place."""
+    if n < 1:
+        raise ValueError("a series counts at least one partie")
+    entries = []
+    for b in t.bots.values():
+        best = sorted(zip(b.partie_totals, b.actor_wins_by_partie), key=lambda x: (-x[0], -x[1]))[:n]
+        score = sum(g for g, _ in best)
+        wins = sum(w for _, w in best)
+        entries.append((b, score, wins, [g for g, _ in best]))
+    entries.sort(key=lambda e: (-e[1], -e[0].partie, -e[2], e[0].name))
+    places = _place_labels([(e[1], e[0].partie, e[2]) for e in entries])
+    return [{"#": pl, "bot": b.name, f"best {n}": score, "partie": b.partie, "counted": len(best),
+             "won as actor (counted)": wins, "counted partie": " ".join(f"{g:+d}" for g in best)}
+            for pl, (b, score, wins, best) in zip(places, entries)]
+
+
+def rating_rows(t: Tournament) -> list[dict]:
+    """openskill Plackett–Luce, each partie rated by its places (in log order); ordered by mu − 3σ."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    ratings = {name: model.rating(name=name) for name in sorted(t.bots)}
+    counts = {name: 0 for name in ratings}
+    for p in t.parties:
+        teams = [[ratings[n]] for n in p.bots]
+        new = model.rate(teams, ranks=competition_ranks(p.totals))
+        for n, team in zip(p.bots, new):
+            ratings[n] = team[0]
+            counts[n] += 1
+    order = sorted(ratings, key=lambda n: (-ratings[n].ordinal(), n))
+    return [{"#": i, "bot": n, "mu": _r(ratings[n].mu), "sigma": _r(ratings[n].sigma),
+             "mu-3sigma": _r(ratings[n].ordinal()), "partie": counts[n]}
+            for i, n in enumerate(order, 1)]
+
+
+TITLES = {
+    "standings": "Standings (groše; mean per partie with 95% interval; places shared per R9.7)",
+    "pairs": ("Pairs (groše per partie the row bot won more than the other over the partie where both sat; "
+              "95% interval over duplicate groups; LOS: likelihood that the row bot is better)"),
+    "play": "Play (deals as actor; contracts won:lost by the actor, proti by its announcer; fleks; faults; "
+            "forfeits of a partie's rest, R12.3; ms per decision)",
+    "cross": "Cross table (groše the row bot won from the column bot)",
+    "series": "Series (R10)",
+    "rating": "Rating (openskill Plackett-Luce)",
+}
+
+
+def build(t: Tournament, *, series: int | None = None, which: Iterable[str] | None = None,
+          split: bool = False) -> dict[str, list[dict]]:
+    """The tables by name (standings, play, cross, rating, and series when ``series`` is given)."""
+    which = list(which or [n for n in TABLE_NAMES if n != "series" or series])
+    out = {}
+    for name in which:
+        if name == "standings":
+            out[name] = standings_rows(t)
+        elif name == "pairs":
+            out[name] = pairwise_rows(t)
+        elif name == "play":
+            out[name] = play_rows(t, split=split)
+        elif name == "cross":
+            out[name] = cross_rows(t)
+        elif name == "series":
+            if not series:
+                raise ValueError("the series table needs --series N")
+            out[name] = series_rows(t, series)
+        elif name == "rating":
+            out[name] = rating_rows(t)
+        else:
+            raise ValueError(f"unknown table {name!r} (tables: {', '.join(TABLE_NAMES)})")
+    return out
+
+
+def render(tables: dict[str, list[dict]], fmt: str = "text", *, series: int | None = None,
+           footer: str | None = None) -> str:
+    """Tables as text, Markdown (md), CSV (each table after a '# name' line) or JSON."""
+    if fmt == "json":
+        body = {name: rows for name, rows in tables.items()}
+        return json.dumps(body, indent=2, ensure_ascii=False)
+    parts = []
+    for name, rows in tables.items():
+        title = TITLES[name] + (f": the best {series} partie" if name == "series" and series else "")
+        if fmt == "csv":
+            buf = io.StringIO()
+            buf.write(f"# {name}\n")
+            if rows:
+                w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+                w.writeheader()
+                for r in rows:
+                    w.writerow({k: "" if v is None else v for k, v in r.items()})
+            parts.append(buf.getvalue())
+        elif fmt == "md":
+            parts.append(f"## {title}\n\n" + (tabulate(rows, headers="keys", tablefmt="github", missingval="")
+                                             if rows else "(no partie)") + "\n")
+        elif fmt == "text":
+            parts.append(f"{title}\n\n" + (tabulate(rows, headers="keys", tablefmt="simple", missingval="·")
+                                           if rows else "(no partie)") + "\n")
+        else:
+            raise ValueError(f"unknown format {fmt!r} (formats: {', '.join(FORMATS)})")
+    text = "\n".join(parts)
+    if footer and fmt in ("text", "md"):
+        text += "\n" + footer + "\n"
+    return text
+
+
+def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
+           which: Iterable[str] | None = None) -> tuple[str, list[str], Tournament]:
+    """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics).
+
+    A head-to-head folder (its tournament.json says ``format: head-to-head``) gets the head-to-head
+    section instead (:func:`referee.tournaments.duel.report`: the SPRT's decision, LLR and groups from its logs).
+    """
+    from . import duel
+
+    paths = list(paths)
+    duels = [p for p in paths if Path(p).is_dir() and duel.is_duel_folder(p)]
+    paths = [p for p in paths if p not in duels]
+    results = [duel.report(p) for p in duels]
+    sections = [duel.render(r, fmt) for r in results]
+    if not paths:
+        t = compute([])
+        t.head_to_head = results
+        if fmt == "json" and len(results) > 1:
+            return json.dumps({"head-to-head": results}, indent=2, ensure_ascii=False), [], t
+        return "\n".join(sections), [], t
+    from .results import gather
+
+    src = gather(paths)
+    try:
+        t = compute(src.summaries, src.fps_of)
+    finally:
+        src.close()
+    skipped = src.notes
+    t.head_to_head = results
+    t.rejected = list(src.rejected)
+    tables = build(t, series=series, which=which, split=fmt in ("csv", "json"))
+    footer = f"{src.partie} partie from {src.logs} log(s), {src.deals} deals"
+    footer += f"; sandbox: {', '.join(src.sandboxes) or '-'}"
+    if src.rejected:
+        footer += f"; {len(src.rejected)} log(s) LEFT OUT: not the ones the tournament recorded (see stderr)"
+    text = render(tables, fmt, series=series, footer=footer)
+    if sections and fmt == "json":
+        body = json.loads(text)
+        body["head-to-head"] = results
+        text = json.dumps(body, indent=2, ensure_ascii=False)
+    elif sections:
+        text = "\n".join(sections + [text])
+    return text, skipped, t

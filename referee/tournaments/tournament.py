@@ -1,0 +1,854 @@
+"""Tournaments: a field of bots, many partie, in parallel, resumable (protocol/TOURNAMENT.md).
+
+A tournament is a list of *units*.  A unit is one partie (12 deals) at one table
+in one seat arrangement: ``(table, partie index, arrangement)``.  Its cards are
+fixed before anything is played (a seed, or a line of a deal book) and every
+arrangement of a table's three bots plays the same starting deck — the
+duplicate idea: over the arrangements each bot holds each seat's cards once, so
+the luck of the cards cancels.
+
+Each unit is one call of :func:`referee.matches.match.run_match` writing its own log,
+``<output>/logs/<unit id>.jsonl``.  A unit counts as played only when that log is
+complete and validates (:func:`referee.logs.validate.validate_file`); anything else is
+removed and played again.  So a tournament stopped at any moment — Ctrl-C, a
+crash, ``kill -9`` — is finished by running the same command again, and no
+partie is lost or counted twice.  The configuration is stored in the output
+folder (``tournament.json``); a different configuration is refused, key by key.
+The configuration itself (YAML file or flags, checked key by key) is
+:mod:`referee.tournaments.tournament_config`.
+
+Standings and every other table are computed from the logs alone
+(:mod:`referee.tournaments.standings`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+from . import results
+from ..rules.cards import Card
+from ..seats.identity import file_sha256
+from ..matches.match import FaultPolicy, MatchConfig, run_match
+from ..seats.pool import Outcome, Pool, Task
+from ..seats.sandbox import mark_output
+from ..matches.secrecy import PUBLIC, SECRET
+from .tournament_config import (  # the configuration; callers may reach these as referee.tournaments.tournament.X too
+    HEAD_TO_HEAD, ARRANGEMENTS, CLUSTER_RE, ConfigError, TournamentError,
+    TournamentConfig, load_config, config_from_options, check_commands, canonical,
+    diff_config, tables, deck_slots,
+)
+
+STATE_FILE = "tournament.json"
+STATE_FORMAT = "marias-tournament"
+MANIFEST_FILE = "manifest.json"  # the planned units and their logs: all that `marias table` counts here
+MANIFEST_FORMAT = "marias-tournament-manifest"
+JOURNAL_FILE = "units.journal"  # JSON lines, one per unit finished or failed, appended as it happens (not *.jsonl: no log)
+LOGS_DIR = "logs"
+INVALID_DIR = "invalid"  # logs that finished but did not validate (a referee bug): kept for study
+LOCK_FILE = ".lock"
+MAX_DECISIONS_PER_DEAL = 100
+UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One partie at one table in one seat arrangement."""
+
+    id: str
+    table: int  # 1-based, in plan order
+    table_bots: tuple[str, str, str]  # the table's bots in configuration order
+    arrangement: tuple[int, int, int]  # index into table_bots for seats 0, 1, 2
+    partie: int  # 1-based index of the partie at the table
+    match_seed: str  # MatchConfig.seed; the log holds one partie, seeded f"{match_seed}:1"
+    deck_slot: int  # the deal-book line (0-based) or the seed slot
+
+    @property
+    def seats(self) -> tuple[str, str, str]:
+        return tuple(self.table_bots[i] for i in self.arrangement)  # type: ignore[return-value]
+
+    @property
+    def partie_seed(self) -> str:
+        return f"{self.match_seed}:1"
+
+
+
+
+def plan_units(cfg: TournamentConfig) -> list[Unit]:
+    """Every unit, ordered partie index first (so standings fill evenly), then table, then arrangement.
+
+    The seed must be set (``prepare_output`` draws one when the configuration has none)."""
+    if cfg.seed is None:
+        raise ValueError("the tournament has no seed yet: prepare_output draws one, or give seed")
+    tbs = tables(cfg)
+    arrs = ARRANGEMENTS[cfg.arrangements]
+    tw = max(2, len(str(len(tbs))))
+    pw = max(2, len(str(cfg.partie)))
+    units = []
+    for k in range(1, cfg.partie + 1):
+        for t, tb in enumerate(tbs, 1):
+            if cfg.deck_scope == "tournament":
+                match_seed, slot = f"{cfg.seed}:{k}", k - 1
+            else:
+                match_seed, slot = f"{cfg.seed}:t{t}:{k}", (t - 1) * cfg.partie + (k - 1)
+            for arr in arrs:
+                uid = f"t{t:0{tw}d}-p{k:0{pw}d}-s{''.join(map(str, arr))}"
+                units.append(Unit(uid, t, tb, arr, k, match_seed, slot))
+    return units
+
+
+# ------------------------------------------------------------------ playing one unit (in a worker process)
+
+def unit_seed(cfg: TournamentConfig, unit: Unit, bot: str) -> str:
+    """The seed of a built-in random bot without its own: derived from the tournament seed by a
+    hash, so that a bot's command line (visible to other processes without a sandbox) never shows it."""
+    return hashlib.sha256(f"{cfg.seed}:{unit.id}:{bot}".encode()).hexdigest()[:16]
+
+
+def workdir_lanes(cfg: TournamentConfig, unit: Unit) -> tuple[int, int, int]:
+    """For each seat, the lane (0-based) of its bot's persistent ``workdir``: the sub-folder
+    ``lane-N`` it plays in.  No two of a bot's instances that start from the same deck share a
+    lane — not the arrangements of one table's partie, nor (``decks.scope: tournament``) the
+    tables that deal the same deck — so what one saw of a deck no other reads; each lane keeps
+    what the bot learnt from every other deck it played there.
+
+    With scope ``table`` a bot sits once in every arrangement of its table: the lane is the
+    arrangement's index.  With scope ``tournament`` it is (the table's rank among the bot's
+    tables) x arrangements + the arrangement's index."""
+    arrs = ARRANGEMENTS[cfg.arrangements]
+    i = arrs.index(tuple(unit.arrangement))
+    if cfg.deck_scope != "tournament":
+        return (i, i, i)
+    tbs = tables(cfg)
+    out = []
+    for name in unit.seats:
+        mine = [t for t, tb in enumerate(tbs, 1) if name in tb]
+        out.append(mine.index(unit.table) * len(arrs) + i)
+    return tuple(out)  # type: ignore[return-value]
+
+
+def lane_folder(root: str, lane: int) -> str:
+    return str(Path(root) / f"lane-{lane + 1}")
+
+
+def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | None = None,
+             lanes: tuple[int, int, int] | None = None) -> dict:
+    """Everything a worker needs to play ``unit`` (plain data).  ``lanes``: each seat's
+    workdir lane (:func:`workdir_lanes` unless given; a head-to-head test gives its own)."""
+    fps = cfg.fingerprints()
+    specs = [cfg.bot(n).spec(cfg.base_dir, seed=unit_seed(cfg, unit, n), fingerprint=fps[n]) for n in unit.seats]
+    if any(s.workdir for s in specs):
+        lanes = lanes if lanes is not None else workdir_lanes(cfg, unit)
+        for spec, lane in zip(specs, lanes):
+            if spec.workdir:
+                spec.workdir = lane_folder(spec.workdir, lane)
+    deck = cfg.decks[unit.deck_slot] if cfg.decks is not None else None
+    return {"id": unit.id, "specs": specs, "seed": unit.match_seed, "seed_kind": cfg.seed_kind, "partie": unit.partie,
+            "deck": [int(c) for c in deck] if deck is not None else None, "limits": cfg.limits,
+            "max_faults": cfg.max_faults, "log": str(logs / f"{unit.id}.jsonl"), "seats": list(unit.seats),
+            "sign_key": sign_key,
+            "sandbox": cfg.sandbox, "sandbox_limits": cfg.bot_limits, "sandbox_hide": sandbox_hide(cfg)}
+
+
+def sandbox_hide(cfg: TournamentConfig) -> tuple[str, ...]:
+    """What no bot of the tournament may see: its output folder, its deal book (every hand is in it),
+    its seed file, its configuration file, the signing key, and every bot's persistent workdir
+    (each bot's own lane is mounted back for it alone)."""
+    from ..matches.secrecy import hide_paths
+
+    workdirs = [str((cfg.base_dir / b.workdir).resolve()) for b in cfg.bots if b.workdir]
+    return hide_paths(cfg.output, cfg.deck_book, cfg.seed_file, cfg.config_file, *cfg.private_paths, *workdirs)
+
+
+def unit_wall_seconds(cfg: TournamentConfig, unit: Unit) -> float:
+    """The wall-clock limit of one unit: every start-up a partie can need (each seat started once
+    and restarted after each of its faults), every decision at its time limit, and a margin."""
+    bots = [cfg.bot(n) for n in unit.seats]
+    move = max(b.move_ms or cfg.limits.move_ms for b in bots)
+    startup = max(b.startup_ms or cfg.limits.startup_ms for b in bots)
+    starts = 3 * (1 + cfg.max_faults)
+    return (starts * startup + 12 * MAX_DECISIONS_PER_DEAL * move) / 1000 + UNIT_MARGIN_S
+
+
+def play_unit(job: dict) -> dict:
+    """Play one unit (one partie) with :func:`run_match`, then validate its log (here, in the worker,
+    so that the parent stays light).  ``valid`` is None for a valid log, else the first problem."""
+    deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
+    log = Path(job["log"])
+    config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
+                         limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]), log_path=log,
+                         sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
+                         sandbox_hide=job["sandbox_hide"], seed_kind=job.get("seed_kind"))
+    t0 = time.perf_counter()
+    result = run_match(config)
+    seconds = time.perf_counter() - t0
+    why = check_unit_log(log, seats=job.get("seats"))
+    return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
+            "faults": len(result.faults), "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
+            "seconds": seconds, "valid": why,
+            "sha256": file_sha256(log) if log.exists() else None}
+
+
+# ------------------------------------------------------------------ unit logs
+
+def unit_log(out: Path, unit: Unit) -> Path:
+    return out / LOGS_DIR / f"{unit.id}.jsonl"
+
+
+
+def check_unit_log(path: Path, unit: Unit | None = None, *, seats: list[str] | None = None) -> str | None:
+    """None when ``path`` is a complete, valid log (of ``unit``'s seats); otherwise why not.
+    The full check: every deal replayed (:func:`referee.logs.validate.validate_file`)."""
+    from ..logs.validate import validate_file
+
+    if not path.exists():
+        return "no log"
+    report = validate_file(path)
+    if not report.complete:
+        return "incomplete (no footer)"
+    if not report.ok:
+        return report.lines()[0]
+    want = list(unit.seats) if unit is not None else seats
+    if want is not None:
+        labels = _log_ends(path)[0]
+        if labels != list(want):
+            return f"the log seats {labels}, the plan {list(want)}"
+    return None
+
+
+def check_chain(path: Path) -> str | None:
+    """The parent's check of a log's seal (issue 10's hash chain), the hook for it: None when the
+    log carries no chain or the chain holds, else the first problem (``line N: ...``).
+
+    It uses ``referee.logs.seal.chain_problems(lines, ends_with_newline) -> [(line, problem)]`` where
+    that module exists (one SHA-256 per line: cheap enough for the parent); a log whose last line
+    carries no ``"chain"`` field is not sealed and passes."""
+    try:
+        from ..logs.seal import chain_problems  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    data = path.read_bytes()
+    ends = data.endswith(b"\n")
+    lines = data.split(b"\n")
+    if ends:
+        lines.pop()
+    if not lines or b'"chain":"' not in lines[-1]:
+        return None
+    problems = chain_problems(lines, ends)
+    return f"line {problems[0][0]}: {problems[0][1]}" if problems else None
+
+
+def quick_check_unit_log(path: Path, unit: Unit, result: dict | None = None) -> str | None:
+    """The parent's cheap check of a log its worker validated: it exists, is complete, seats the
+    plan's bots, has the content the worker hashed and the totals it reported, and its chain holds."""
+    if not path.exists():
+        return "no log"
+    labels, footer = _log_ends(path)
+    if footer is None:
+        return "incomplete (no footer)"
+    if labels != list(unit.seats):
+        return f"the log seats {labels}, the plan {list(unit.seats)}"
+    if result is not None:
+        if result.get("sha256") and file_sha256(path) != result["sha256"]:
+            return "the log changed after its worker validated it"
+        if list(footer.get("totals") or []) != list(result.get("totals") or []):
+            return f"the log's totals {footer.get('totals')} are not the worker's {result.get('totals')}"
+    return check_chain(path)
+
+
+def _log_ends(path: Path) -> tuple[list, dict | None]:
+    """The header's bot labels and the footer (None when the last line is not one), reading only the ends."""
+    with open(path, "rb") as f:
+        first = f.readline()
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 65536))
+        tail = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    try:
+        header = json.loads(first)
+    except ValueError:
+        header = {}
+    try:
+        footer = json.loads(tail)
+    except ValueError:
+        footer = None
+    if not isinstance(footer, dict) or footer.get("type") != "footer":
+        footer = None
+    bots = header.get("bots", []) if isinstance(header, dict) else []
+    return [b.get("label") for b in bots if isinstance(b, dict)], footer
+
+
+def remove_unit_files(out: Path, unit: Unit) -> None:
+    """The unit's log and its bots' stderr/transcript files."""
+    for p in (out / LOGS_DIR).glob(f"{unit.id}.*"):
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _log_totals(path: Path) -> tuple[list[str], list[int]] | None:
+    labels, footer = _log_ends(path)
+    if footer is None:
+        return None
+    return labels, list(footer.get("totals", []))
+
+
+# ------------------------------------------------------------------ the output folder
+
+class _FolderLock:
+    def __init__(self, out: Path):
+        self.path = out / LOCK_FILE
+        self.f = None
+
+    def __enter__(self):
+        import fcntl
+        self.f = open(self.path, "a+")
+        try:
+            fcntl.flock(self.f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.f.close()
+            raise TournamentError(f"{self.path.parent}: another marias tournament is running on this folder") from None
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+        fcntl.flock(self.f.fileno(), fcntl.LOCK_UN)
+        self.f.close()
+
+
+def _write_json(path: Path, body: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def manifest(cfg: TournamentConfig) -> dict:
+    """The planned units: id, log file (relative to the output folder), table, partie, seats."""
+    return {"format": MANIFEST_FORMAT, "version": 1, "name": cfg.name,
+            "units": [{"id": u.id, "log": f"{LOGS_DIR}/{u.id}.jsonl", "table": u.table, "partie": u.partie,
+                       "seats": list(u.seats)} for u in plan_units(cfg)]}
+
+
+def read_manifest(folder: Path) -> dict | None:
+    """The manifest of a tournament folder (None when there is none); ValueError when it is unreadable."""
+    path = Path(folder) / MANIFEST_FILE
+    if not path.is_file():
+        return None
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path}: not a tournament manifest ({e})") from None
+    if not isinstance(body, dict) or body.get("format") != MANIFEST_FORMAT or not isinstance(body.get("units"), list):
+        raise ValueError(f"{path}: not a tournament manifest")
+    return body
+
+
+def journal(out: Path) -> dict[str, dict]:
+    """The last journal entry of each unit (``status`` done or failed)."""
+    entries: dict[str, dict] = {}
+    path = out / JOURNAL_FILE
+    if not path.exists():
+        return entries
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash
+        if isinstance(e, dict) and isinstance(e.get("id"), str):
+            entries[e["id"]] = e
+    return entries
+
+
+def _journal_add(out: Path, entry: dict) -> None:
+    entry = {**entry, "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    with open(out / JOURNAL_FILE, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
+    """Create or check ``cfg.output``: 'new' or 'resume'.  A changed configuration is refused, and so
+    is a bot whose fingerprint changed (unless ``cfg.allow_changed_bots``).  Without a seed, a new
+    tournament draws one (``secrets.token_hex(16)``) and a resumed one takes the stored one."""
+    out = cfg.output
+    state = out / STATE_FILE
+    if state.exists():
+        try:
+            old = json.loads(state.read_text(encoding="utf-8"))
+            old_cfg = old["config"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise TournamentError(f"{state}: not a tournament state file ({e}); use another output folder") from None
+        if cfg.seed is None:
+            cfg.seed = str(old_cfg.get("seed"))
+            cfg.seed_kind = old.get("decks") or (SECRET if old.get("seed_drawn") else PUBLIC)
+        canon = canonical(cfg)
+        changes = diff_config(old_cfg, canon)
+        bot_changes = [c for c in changes if c.startswith("fingerprints.")]
+        listings = fingerprint_listings(cfg)
+        if bot_changes and cfg.allow_changed_bots:
+            changes = [c for c in changes if not c.startswith("fingerprints.")]
+        if changes:
+            hint = ""
+            if bot_changes:
+                hint = ("\nWhat changed in the bots' files since the tournament started:\n  "
+                        + "\n  ".join(explain_bot_changes(cfg, old.get("fingerprint_listings"), listings, bot_changes)))
+            if changes == bot_changes:
+                hint += ("\nA bot's files changed since the tournament started; pass --allow-changed-bots to go on "
+                         "with the new version (its partie of both versions are then counted together).")
+            raise TournamentError(
+                f"{out} holds a tournament with another configuration ({state}); changed:\n  " + "\n  ".join(changes)
+                + "\nRestore the configuration to finish that tournament, or choose another output folder." + hint)
+        if bot_changes:  # allowed: the stored fingerprints follow, and the change is on record
+            old["config"]["fingerprints"] = canon["fingerprints"]
+            old.setdefault("bot_changes", []).append(
+                {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": bot_changes,
+                 "files": explain_bot_changes(cfg, old.get("fingerprint_listings"), listings, bot_changes)})
+        if bot_changes or old.get("fingerprint_listings") != listings:  # what each fingerprint covers, kept to explain a change
+            old["fingerprint_listings"] = listings
+            _write_json(state, old)
+        if not (out / MANIFEST_FILE).exists():
+            _write_json(out / MANIFEST_FILE, manifest(cfg))
+        return "resume"
+    if resume:
+        raise TournamentError(f"nothing to resume: {out} holds no tournament ({STATE_FILE} is missing)")
+    logs = out / LOGS_DIR
+    if logs.is_dir() and any(logs.rglob("*.jsonl")):
+        raise TournamentError(f"{out} holds logs but no {STATE_FILE}; choose an empty or new output folder")
+    if cfg.seed is None:
+        cfg.seed = secrets.token_hex(16)
+        cfg.seed_drawn = True
+    out.mkdir(parents=True, exist_ok=True)
+    canon = canonical(cfg)
+    units = plan_units(cfg)
+    body = {"format": STATE_FORMAT, "version": 1, "config": canon,
+            "config_sha256": hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest(),
+            "seed_drawn": cfg.seed_drawn, "decks": cfg.seed_kind, "fingerprint_listings": fingerprint_listings(cfg),
+            "source": cfg.source, "units": len(units), "deals": 12 * len(units),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    _write_json(out / MANIFEST_FILE, manifest(cfg))
+    _write_json(state, body)
+    return "new"
+
+
+def announce_seed(cfg: TournamentConfig, state: str, say: Callable[[str], None] | None) -> None:
+    """Once the seed is known (drawn, stored or given) and before anything is played: with
+    ``cfg.commit`` its SHA-256 on stdout (to publish; the seed itself only at the end), otherwise
+    the seed on ``say`` (stderr); and whether the decks are public."""
+    import sys
+
+    from ..rules.partie import seed_sha256
+
+    how = ("drawn at random" if cfg.seed_drawn else "stored" if state == "resume" and cfg.seed_file is None
+           else "read from " + str(cfg.seed_file) if cfg.seed_file is not None else "given")
+    if cfg.commit:
+        sys.stdout.write(f"seed sha256: {seed_sha256(cfg.seed)}\n")
+        sys.stdout.flush()
+        if say is not None:
+            say(f"seed committed ({how}; decks: {cfg.seed_kind}); revealed when the play is over")
+    elif say is not None:
+        say(f"seed {cfg.seed} ({how}; kept in {cfg.output / STATE_FILE}; decks: {cfg.seed_kind})")
+
+
+def fingerprint_listings(cfg: TournamentConfig) -> dict[str, list[str]]:
+    """Each bot's fingerprint listing (:func:`referee.seats.identity.listing`: a line per file hashed), stored
+    in tournament.json so that a refused resume can say which of a bot's files changed."""
+    from ..seats.identity import IdentityError, spec_listing
+
+    out = {}
+    for b in cfg.bots:
+        try:
+            out[b.name] = spec_listing(b.spec(cfg.base_dir, seed="0"))
+        except IdentityError as e:
+            raise ConfigError([f"{cfg.source}: bot {b.name!r}: {e}"]) from None
+    return out
+
+
+def explain_bot_changes(cfg: TournamentConfig, old: dict | None, new: dict[str, list[str]],
+                        bot_changes: list[str]) -> list[str]:
+    """One line per changed bot: its name, its command and which of its files changed."""
+    from ..seats.identity import listing_changes
+
+    lines = []
+    for change in bot_changes:
+        name = change[len("fingerprints."):].split(":", 1)[0]
+        if name not in new:
+            continue
+        spec = cfg.bot(name).spec(cfg.base_dir, seed="0")
+        who = f"bot {name!r} ({' '.join(spec.argv) if spec.builtin is None else 'built-in ' + spec.builtin})"
+        if not old or name not in old:
+            lines.append(f"{who}: its files changed (this tournament was started by a marias that did not record "
+                         f"which; the fingerprint now also covers the folder of the bot's script and its #! "
+                         f"interpreter, so check the bot; if it did not change, pass --allow-changed-bots)")
+            continue
+        what = listing_changes(old[name], new[name], spec.argv, spec.fingerprint_paths)
+        lines.append(f"{who}: " + ("; ".join(what[:12]) + (f"; and {len(what) - 12} more" if len(what) > 12 else "")
+                                   if what else "its files changed"))
+    return lines
+
+
+# ------------------------------------------------------------------ progress
+
+class Progress:
+    """partie done / total, ETA and the current leader on stderr: one updating line on a tty,
+    a line every ``interval`` seconds otherwise."""
+
+    def __init__(self, total: int, done: int, stream: TextIO | None = None, interval: float = 10.0):
+        self.total = total
+        self.done = done
+        self.start_done = done
+        self.stream = stream
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self.interval = interval
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.groše: dict[str, int] = {}
+        self.played: dict[str, int] = {}
+
+    def add(self, names, totals) -> None:
+        for n, g in zip(names, totals):
+            self.groše[n] = self.groše.get(n, 0) + g
+            self.played[n] = self.played.get(n, 0) + 1
+
+    def leader(self) -> str:
+        if not self.played:
+            return "-"
+        best = max(self.played, key=lambda n: (self.groše[n] / self.played[n], n))
+        return f"{best} {self.groše[best] / self.played[best]:+.1f}/partie"
+
+    def line(self) -> str:
+        el = time.monotonic() - self.t0
+        new = self.done - self.start_done
+        eta = "-"
+        if new > 0 and self.done < self.total:
+            s = el / new * (self.total - self.done)
+            eta = f"{int(s // 3600)}:{int(s % 3600 // 60):02d}:{int(s % 60):02d}"
+        width = 24
+        fill = int(width * self.done / self.total) if self.total else width
+        bar = "#" * fill + "." * (width - fill)
+        return f"[{bar}] {self.done}/{self.total} partie  ETA {eta}  leader {self.leader()}"
+
+    def show(self, force: bool = False) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if force or now - self.last >= 0.2:
+                self.stream.write("\r" + self.line().ljust(100)[:120])
+                self.stream.flush()
+                self.last = now
+        elif force or now - self.last >= self.interval:
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+            self.last = now
+
+    def message(self, text: str) -> None:
+        if self.stream is None:
+            return
+        if self.tty:
+            self.stream.write("\r" + " " * 120 + "\r")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        self.last = 0.0
+
+    def finish(self) -> None:
+        if self.stream is not None:
+            self.show(force=True)
+            if self.tty:
+                self.stream.write("\n")
+                self.stream.flush()
+
+
+# ------------------------------------------------------------------ the tournament
+
+@dataclass
+class TournamentRun:
+    config: TournamentConfig
+    state: str  # new | resume
+    units: int
+    done_before: int  # units already complete when this run started
+    played: int  # units completed by this run
+    failed: list[tuple[str, str]]  # (unit id, why: what happened and the bot most likely responsible)
+    interrupted: bool
+    seconds: float
+
+    @property
+    def done(self) -> int:
+        return self.done_before + self.played
+
+    @property
+    def complete(self) -> bool:
+        return self.done == self.units
+
+    @property
+    def logs(self) -> Path:
+        return self.config.output / LOGS_DIR
+
+
+def preflight(cfg: TournamentConfig) -> None:
+    """Every bot of the field exists, starts and answers hello (:mod:`referee.matches.preflight`), or
+    :class:`ConfigError` names each one that does not (its command and stderr tail)."""
+    from ..matches.preflight import check_bots_apart
+
+    problems = check_commands(cfg)
+    if problems:
+        raise ConfigError(problems)
+    from ..seats.sandbox import SandboxConfig
+
+    specs = [b.spec(cfg.base_dir, seed="preflight") for b in cfg.bots]
+    for spec in specs:  # a fresh folder: the check needs no persistence, and must not reach every lane at once
+        spec.workdir = None
+    problems = check_bots_apart(specs, cfg.limits, SandboxConfig(cfg.sandbox, cfg.bot_limits, hide=sandbox_hide(cfg)))
+    if problems:
+        raise ConfigError(problems)
+
+
+def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
+                   interval: float = 10.0, check: bool = True, sign_key=None) -> TournamentRun:
+    """Play every unit not yet complete; progress on ``stream``.  Stops cleanly on Ctrl-C / SIGTERM.
+
+    ``check``: first the pre-flight check of every bot (:func:`preflight`).  ``sign_key`` (an
+    Ed25519 key: PEM path, raw bytes or key object) signs every unit's log."""
+    if cfg.format == HEAD_TO_HEAD:
+        raise TournamentError("format head-to-head is a sequential test: run it with referee.tournaments.duel.run_duel (marias duel)")
+    if sign_key is not None:
+        from ..logs.seal import signing_key_bytes
+        from ..matches.secrecy import hide_paths
+
+        if isinstance(sign_key, (str, os.PathLike)):  # its file, wherever it lies, no bot may see
+            cfg.private_paths = tuple(dict.fromkeys((*cfg.private_paths, *hide_paths(sign_key))))
+        sign_key = signing_key_bytes(sign_key)  # read once, before any bot starts; plain bytes travel to the workers
+    if check:
+        preflight(cfg)
+    out = cfg.output
+    out.mkdir(parents=True, exist_ok=True)
+    mark_output(out)  # logs, results.sqlite, tournament.json: shown to no bot (referee/seats/sandbox.py)
+    t0 = time.perf_counter()
+    with _FolderLock(out) as lock:
+        state = prepare_output(cfg, resume=resume)
+        logs = out / LOGS_DIR
+        logs.mkdir(exist_ok=True)
+        units = plan_units(cfg)
+        progress = Progress(len(units), 0, stream, interval)
+        announce_seed(cfg, state, progress.message if stream is not None else None)
+        done_log = journal(out)
+        pending: list[Unit] = []
+        accepted: dict[str, str] = {}  # log (relative to out) -> its SHA-256: what the results database may hold
+        try:
+            for u in units:
+                path = unit_log(out, u)
+                entry = done_log.get(u.id)
+                if not path.exists():
+                    why = "no log"
+                elif entry and entry.get("status") == "done" and entry.get("sha256"):
+                    why = quick_check_unit_log(path, u, entry)  # validated by its worker when played
+                else:
+                    why = check_unit_log(path, u)  # not on record: the full check
+                if why is None:
+                    on_record = entry and entry.get("status") == "done" and entry.get("sha256")
+                    sha = entry["sha256"] if on_record else file_sha256(path)
+                    accepted[f"{LOGS_DIR}/{path.name}"] = sha
+                    progress.done += 1
+                    t = _log_totals(path)
+                    if not on_record:  # accepted now, by the full check: on record from now on (the tables trust only that)
+                        _journal_add(out, {"id": u.id, "status": "done", "sha256": sha, "totals": t[1] if t else None,
+                                           "names": t[0] if t else None, "attempts": 0, "accepted": "validated on resume"})
+                    if t:
+                        progress.add(*t)
+                else:
+                    if path.exists() or any(logs.glob(f"{u.id}.*")):
+                        if path.exists():
+                            progress.message(f"{u.id}: {why}; playing it again")
+                        remove_unit_files(out, u)
+                    elif entry and entry.get("status") == "failed":
+                        progress.message(f"{u.id}: failed last time ({entry.get('why')}); playing it again")
+                    pending.append(u)
+        except KeyboardInterrupt:  # stopped while checking the logs: nothing was started
+            return TournamentRun(cfg, state, len(units), progress.done, 0, [], True, time.perf_counter() - t0)
+        progress.start_done = progress.done
+        done_before = progress.done
+        db = results.connect(results.db_path(out), create=True)
+        kept, stored = results.resync(db, out, accepted)  # rows only for logs that exist with the same hash
+        if stored and state == "resume" and stream is not None:
+            progress.message(f"{results.DB_FILE}: {stored} accepted log(s) summarized into it now, {kept} kept")
+        if state == "resume" and stream is not None:
+            progress.message(f"resuming {out}: {done_before} of {len(units)} partie already played")
+        completed: set[str] = set()
+        try:
+            played, failed, interrupted = _play_units(cfg, pending, logs, progress, completed.add,
+                                                      close_fds=(lock.f.fileno(),), sign_key=sign_key, db=db)
+        finally:
+            db.close()
+        progress.finish()
+        for u in pending:  # whatever was cut short leaves nothing behind (its log, its bots' stderr)
+            if u.id not in completed:
+                remove_unit_files(out, u)
+    return TournamentRun(cfg, state, len(units), done_before, played, failed, interrupted, time.perf_counter() - t0)
+
+
+def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
+                on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None,
+                db=None) -> tuple[int, list[tuple[str, str]], bool]:
+    """Play ``pending`` in a :class:`referee.seats.pool.Pool`: each unit in its own worker under a watchdog,
+    a failed unit tried once more, the others going on whatever one unit's bots do."""
+    if not pending:
+        return 0, [], False
+    out = cfg.output
+    by_id = {u.id: u for u in pending}
+    played = 0
+    failed: list[tuple[str, str]] = []
+    interrupted = False
+    old_term = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    def fail(unit: Unit, why: str, culprit: str | None, attempts: int) -> None:
+        remove_unit_files(out, unit)
+        failed.append((unit.id, why))
+        _journal_add(out, {"id": unit.id, "status": "failed", "why": why, "culprit": culprit, "attempts": attempts})
+        progress.message(f"{unit.id}: failed: {why}")
+
+    def on_outcome(o: Outcome) -> None:
+        nonlocal played
+        unit = by_id[o.key]
+        if not o.ok:
+            fail(unit, o.describe(), o.culprit, o.attempts)
+            return
+        res = o.result
+        path = unit_log(out, unit)
+        if res.get("valid") is not None:  # the worker's full validation failed: a referee bug, kept for study
+            kept = out / INVALID_DIR / f"{path.name}.invalid"
+            if path.exists():
+                kept.parent.mkdir(exist_ok=True)
+                os.replace(path, kept)
+            fail(unit, f"its log does not validate ({res['valid']}); kept as {kept}", None, o.attempts)
+            return
+        why = quick_check_unit_log(path, unit, res)
+        if why is not None:
+            fail(unit, f"its log does not check ({why})", None, o.attempts)
+            return
+        _journal_add(out, {"id": unit.id, "status": "done", "sha256": res["sha256"], "totals": res["totals"],
+                           "names": res["names"], "attempts": o.attempts})
+        if db is not None:  # after the journal: a crash between the two is mended by the next run's resync
+            results.record_log(db, out, path, res["sha256"])
+        played += 1
+        progress.done += 1
+        progress.add(res["names"], res["totals"])
+        for text in res.get("fault_texts", ()):  # the first few, explained (referee.seats.explain)
+            progress.message(text)
+        if on_unit is not None:
+            on_unit(unit.id)
+
+    def on_retry(o: Outcome) -> None:
+        remove_unit_files(out, by_id[o.key])
+        progress.message(f"{o.key}: {o.describe()}; trying it once more")
+
+    def task_of(u: Unit) -> Task:
+        job = unit_job(cfg, u, logs, sign_key)
+        return Task(u.id, job, unit_wall_seconds(cfg, u), u.seats, tuple(tuple(s.argv) for s in job["specs"]))
+
+    def from_cluster(unit: Unit, entry: dict) -> None:
+        """A unit played and validated on a worker: its log written here, then checked and accepted as a local one."""
+        path = unit_log(out, unit)
+        for name, data in entry["files"].items():  # its bots' stderr
+            if "/" not in name and name.startswith(f"{unit.id}."):
+                (logs / name).write_bytes(data)
+        part = path.with_name(path.name + ".part")
+        with open(part, "wb") as f:
+            f.write(entry["log"])
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(part, path)
+        on_outcome(Outcome(unit.id, "ok", entry["result"], attempts=entry["attempts"], seconds=entry["seconds"]))
+
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        progress.show(force=True)
+        if cfg.cluster:
+            from .cluster import run_groups
+
+            def jobs_of(group: list[Unit]):
+                ts = [task_of(u) for u in group]
+                return [t.job for t in ts], [t.wall_s for t in ts], [t.seats for t in ts], [t.argvs for t in ts]
+
+            run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, on_tick=progress.show)
+        else:
+            tasks = [task_of(u) for u in pending]
+            workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
+            pool = Pool(play_unit, workers, retries=1, close_fds=close_fds)
+            pool.run(tasks, on_outcome, on_retry, on_tick=progress.show)
+    except KeyboardInterrupt:
+        interrupted = True
+        progress.message("stopping: the partie in progress are abandoned (run the same command again to finish)")
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    return played, failed, interrupted
+
+
+# ------------------------------------------------------------------ benchmark
+
+def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2), seed: str = "bench",
+          goal: float = 1.7, repeats: int = 1, builtin: str = "random") -> dict:
+    """``marias bench tournament``: deals per second of the same small tournament (a field of one
+    built-in bot, ``random`` or ``robot``) at each concurrency; the speed-up is the last against the first.
+
+    With ``repeats`` > 1 the runs alternate in ABBA order (1, 2, 2, 1, ...) so that a change in the
+    machine's other load weighs on both sides alike; the median rate is reported.
+    """
+    import resource
+    import statistics
+    import tempfile
+
+    def cpu() -> float:
+        r = [resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        return sum(x.ru_utime + x.ru_stime for x in r)
+
+    order: list[int] = []
+    for r in range(repeats):
+        order += list(concurrency) if r % 2 == 0 else list(reversed(concurrency))
+    rates: dict[int, list[float]] = {c: [] for c in concurrency}
+    seconds: dict[int, list[float]] = {c: [] for c in concurrency}
+    cores: dict[int, list[float]] = {c: [] for c in concurrency}
+    units = 0
+    for c in order:
+        with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
+            cfg = config_from_options([f"b{i + 1}={builtin}" for i in range(bots)], partie=partie, seed=seed,
+                                      concurrency=c, output=str(Path(tmp) / "t"), name="bench")
+            c0 = cpu()
+            run = run_tournament(cfg)
+            cores[c].append((cpu() - c0) / run.seconds)
+            if not run.complete:
+                raise RuntimeError(f"the benchmark tournament did not finish: {run.failed}")
+            units = run.units
+            seconds[c].append(run.seconds)
+            rates[c].append(12 * run.units / run.seconds)
+    med = {c: statistics.median(v) for c, v in rates.items()}
+    first, last = concurrency[0], concurrency[-1]
+    speedup = med[last] / med[first]
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = None
+    return {
+        "benchmark": "tournament",
+        "bots": f"{bots} x {builtin}",
+        "units": units,
+        "deals": 12 * units,
+        "repeats": repeats,
+        "cpus": os.cpu_count(),
+        "load_average_1min_at_end": round(load, 2) if load is not None else None,
+        **{f"seconds_c{c}": round(statistics.median(seconds[c]), 2) for c in concurrency},
+        **{f"deals_per_second_c{c}": round(med[c], 1) for c in concurrency},
+        # CPU seconds (referee, workers and bots) per second of wall time: how many cores the run kept busy
+        **{f"cores_used_c{c}": round(statistics.median(cores[c]), 2) for c in concurrency},
+        f"speedup_c{last}_vs_c{first}": round(speedup, 2),
+        "goal": goal,
+        "goal_met": speedup >= goal,
+    }
