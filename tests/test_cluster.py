@@ -141,7 +141,7 @@ def test_play_group_refuses_before_playing(tmp_path):
     u = T.plan_units(cfg)[0]
     job = T.unit_job(cfg, u, tmp_path)
     job["specs"][0].fingerprint = "0" * 64
-    body = play_group([job], [60.0], [u.seats], [()])
+    body = play_group([job], [60.0], [u.seats], [()], T.play_unit)
     assert body["refused"] and "fingerprint" in body["refused"][0] and "units" not in body
 
 

@@ -63,11 +63,12 @@ def _fingerprint_problems(specs) -> list[str]:
     return out
 
 
-def play_group(jobs: list[dict], walls: list[float], seats: list[tuple], argvs: list[tuple]) -> dict:
+def play_group(jobs: list[dict], walls: list[float], seats: list[tuple], argvs: list[tuple],
+               play_unit: Callable[[dict], dict]) -> dict:
     """On a worker: check the bots' fingerprints, then play and validate each unit of one
-    duplicate group.  Returns ``{"host", "refused"}`` or ``{"host", "units": [...]}``."""
+    duplicate group with ``play_unit`` (the tournament's, sent by reference).  Returns
+    ``{"host", "refused"}`` or ``{"host", "units": [...]}``."""
     from ..seats.pool import Pool, Task
-    from .tournament import play_unit
 
     host = f"{socket.gethostname()} (pid {os.getpid()})"
     seen: dict[str, object] = {}
@@ -123,10 +124,11 @@ def connect(address: str, timeout: float | None = None):
 
 
 def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable, fail: Callable,
-               on_tick: Callable[[], None] | None = None, client=None) -> None:
+               play_unit: Callable[[dict], dict], on_tick: Callable[[], None] | None = None, client=None) -> None:
     """Send each duplicate group of ``pending`` to the cluster and hand each unit's outcome back:
     ``accept(unit, entry)`` for a unit the worker played and validated (``entry`` holds its log
-    bytes, result and files), ``fail(unit, why, culprit, attempts)`` otherwise.  A group is taken
+    bytes, result and files), ``fail(unit, why, culprit, attempts)`` otherwise; each unit is played
+    on the worker by ``play_unit`` (passed in, so that this module needs nothing of the runner's).  A group is taken
     once.  KeyboardInterrupt cancels what is still queued or running and propagates."""
     own = client is None
     client = client or connect(address)
@@ -136,7 +138,7 @@ def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable,
         for group in groups_of(pending):
             jobs, walls, seats, argvs = jobs_of(group)
             key = f"marias-group-{group[0].id}-{os.getpid()}-{time.monotonic_ns()}"
-            fut = client.submit(play_group, jobs, walls, seats, argvs, key=key, pure=False, retries=0)
+            fut = client.submit(play_group, jobs, walls, seats, argvs, play_unit, key=key, pure=False, retries=0)
             futures[fut] = group
         taken: set[str] = set()
         remaining = set(futures)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import tournament as T
+from .folder import FolderLock
 from ..seats.pool import Pool, Task
 from ..seats.sandbox import mark_output
 from .sprt import H0, H1, SPRT, TRUNCATED, SPRTState
@@ -82,7 +83,7 @@ def plan_from_state(canon: dict) -> Plan:
 
 def unit_sample(path: Path, a: str) -> float:
     """A's groše in one unit's (complete) log: the totals of the seats labelled ``a``."""
-    got = T._log_totals(path)
+    got = T.log_totals(path)
     if got is None:
         raise ValueError(f"{path}: no footer")
     labels, totals = got
@@ -298,7 +299,7 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
             stream.write(text + "\n")
             stream.flush()
 
-    with T._FolderLock(out) as lock:
+    with FolderLock(out) as lock:
         state = T.prepare_output(cfg, resume=resume)  # the seed: given, stored, or drawn now
         plan = plan_of(cfg)  # only now: every group's decks follow from the seed
         T.announce_seed(cfg, state, say if stream is not None else None)

@@ -127,9 +127,9 @@ def _side_won(c: dict, side: str) -> bool:
 
 
 def summarize(p) -> PartieSummary:
-    """The summary of a :class:`referee.tournaments.standings.PartieRecord` (its deals read once)."""
+    """The summary of a :class:`referee.tournaments.records.PartieRecord` (its deals read once)."""
     from ..rules.actions import ActionError, parse_action
-    from .standings import pair_flows
+    from .records import pair_flows
 
     seats = [SeatSummary(), SeatSummary(), SeatSummary()]
     net = [[0] * 3 for _ in range(3)]
@@ -196,7 +196,7 @@ def summarize(p) -> PartieSummary:
 
 def summaries_of_log(path, records: list[dict], source: str | None = None) -> list[PartieSummary]:
     """The summaries of one log's finished partie (its records as read)."""
-    from .standings import records_from_log
+    from .records import records_from_log
 
     out = []
     for p in records_from_log(source or path, records):
@@ -282,15 +282,15 @@ def rebuild(folder, rejected: list[str] | None = None) -> tuple[int, int, list[s
     """Recreate ``folder``'s database from its logs (each one validated, and only the ones whose
     SHA-256 ``units.journal`` recorded when the unit was accepted): (logs, partie, notes on logs
     left out); a log that is not the one on record is named in ``rejected`` (the notes when None)."""
-    from .tournament import _FolderLock
+    from .folder import FolderLock
 
     folder = Path(folder)
-    with _FolderLock(folder):  # not under a running tournament (it holds the database open): TournamentError
+    with FolderLock(folder):  # not under a running tournament (it holds the database open): TournamentError
         return _rebuild(folder, rejected)
 
 
 def _rebuild(folder: Path, rejected: list[str] | None = None) -> tuple[int, int, list[str]]:
-    from .standings import _read_logs
+    from .records import read_logs
 
     notes: list[str] = []
     target = db_path(folder)
@@ -300,7 +300,7 @@ def _rebuild(folder: Path, rejected: list[str] | None = None) -> tuple[int, int,
     con = connect(tmp, create=True)
     n_logs = n_partie = 0
     try:
-        for path, records in _read_logs([folder], True, notes, rejected):  # the manifest's logs on record that validate
+        for path, records in read_logs([folder], True, notes, rejected):  # the manifest's logs on record that validate
             sums = summaries_of_log(path, records, source=str(path))
             store_log(con, os.path.relpath(path, folder), file_sha256(path), path.stat().st_size,
                       sandbox_of(path), sums, commit=False)
@@ -390,11 +390,11 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
     (notes, errors, the logs whose rows are left out).
 
     Each manifest log present is hashed: it counts only when its SHA-256 is the one ``units.journal``
-    recorded when the unit was accepted (``recorded``: :func:`referee.tournaments.standings.journal_hashes`) and
+    recorded when the unit was accepted (``recorded``: :func:`referee.tournaments.records.journal_hashes`) and
     its rows in the database are of that version; a log that differs from the record is an error (it
     was changed or replaced), a log not on record a note.  Rows of a log that is gone are counted (the
     database holds what was accepted) with a note; manifest logs without rows are noted."""
-    from .standings import not_recorded_note
+    from .records import not_recorded_note
 
     have = stored_logs(con)
     notes: list[str] = []
@@ -428,7 +428,7 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
             continue
         if rel not in have:
             missing += 1
-    if absent:  # as referee.tournaments.standings.log_paths says it of a folder read from its logs
+    if absent:  # as referee.tournaments.records.log_paths says it of a folder read from its logs
         notes.append(f"{folder}: {absent} of the {len(named)} units in its manifest have no log (not played yet)")
     if missing:
         notes.append(f"{folder}: {missing} log(s) not in {DB_FILE} (not accepted yet, or the database is old); "
@@ -443,7 +443,7 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
 
 def tournament_folder(p) -> Path | None:
     """The tournament folder ``p`` is (it holds a manifest) or whose ``logs/`` it is; else None."""
-    from .tournament import MANIFEST_FILE
+    from .folder import MANIFEST_FILE
 
     p = Path(p)
     if p.is_dir() and (p / MANIFEST_FILE).is_file():
@@ -472,8 +472,8 @@ def gather(paths: Iterable, *, use_db: bool = True) -> Source:
     """The summaries of ``paths``: from a tournament folder's results database where it has one
     (:mod:`referee.tournaments.results`; a cheap check against the manifest's logs adds notes), else from its
     logs (each validated, summarized as it is read and then dropped)."""
-    from .standings import _read_logs, journal_hashes
-    from .tournament import read_manifest
+    from .records import journal_hashes, read_logs
+    from .folder import read_manifest
 
 
     notes: list[str] = []
@@ -490,7 +490,7 @@ def gather(paths: Iterable, *, use_db: bool = True) -> Source:
     sums: list = []
     sandboxes: set[str] = set()
     n_logs = 0
-    for path, records in _read_logs(plain, True, notes, rejected):
+    for path, records in read_logs(plain, True, notes, rejected):
         got = summaries_of_log(path, records, source=str(path))
         sums.extend(got)
         n_logs += 1

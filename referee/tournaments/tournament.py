@@ -34,6 +34,10 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from . import results
+from .folder import (  # the output folder's files; callers may reach these as referee.tournaments.tournament.X too
+    FolderLock, INVALID_DIR, JOURNAL_FILE, LOCK_FILE, LOGS_DIR, MANIFEST_FILE, MANIFEST_FORMAT, STATE_FILE,
+    STATE_FORMAT, journal, journal_add, read_manifest, write_json,
+)
 from ..rules.cards import Card
 from ..seats.identity import file_sha256
 from ..matches.match import FaultPolicy, MatchConfig, run_match
@@ -46,14 +50,6 @@ from .tournament_config import (  # the configuration; callers may reach these a
     diff_config, tables, deck_slots,
 )
 
-STATE_FILE = "tournament.json"
-STATE_FORMAT = "marias-tournament"
-MANIFEST_FILE = "manifest.json"  # the planned units and their logs: all that `marias table` counts here
-MANIFEST_FORMAT = "marias-tournament-manifest"
-JOURNAL_FILE = "units.journal"  # JSON lines, one per unit finished or failed, appended as it happens (not *.jsonl: no log)
-LOGS_DIR = "logs"
-INVALID_DIR = "invalid"  # logs that finished but did not validate (a referee bug): kept for study
-LOCK_FILE = ".lock"
 MAX_DECISIONS_PER_DEAL = 100
 UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
 
@@ -294,7 +290,7 @@ def remove_unit_files(out: Path, unit: Unit) -> None:
             pass
 
 
-def _log_totals(path: Path) -> tuple[list[str], list[int]] | None:
+def log_totals(path: Path) -> tuple[list[str], list[int]] | None:
     labels, footer = _log_ends(path)
     if footer is None:
         return None
@@ -303,74 +299,11 @@ def _log_totals(path: Path) -> tuple[list[str], list[int]] | None:
 
 # ------------------------------------------------------------------ the output folder
 
-class _FolderLock:
-    def __init__(self, out: Path):
-        self.path = out / LOCK_FILE
-        self.f = None
-
-    def __enter__(self):
-        import fcntl
-        self.f = open(self.path, "a+")
-        try:
-            fcntl.flock(self.f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self.f.close()
-            raise TournamentError(f"{self.path.parent}: another marias tournament is running on this folder") from None
-        return self
-
-    def __exit__(self, *exc):
-        import fcntl
-        fcntl.flock(self.f.fileno(), fcntl.LOCK_UN)
-        self.f.close()
-
-
-def _write_json(path: Path, body: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def manifest(cfg: TournamentConfig) -> dict:
     """The planned units: id, log file (relative to the output folder), table, partie, seats."""
     return {"format": MANIFEST_FORMAT, "version": 1, "name": cfg.name,
             "units": [{"id": u.id, "log": f"{LOGS_DIR}/{u.id}.jsonl", "table": u.table, "partie": u.partie,
                        "seats": list(u.seats)} for u in plan_units(cfg)]}
-
-
-def read_manifest(folder: Path) -> dict | None:
-    """The manifest of a tournament folder (None when there is none); ValueError when it is unreadable."""
-    path = Path(folder) / MANIFEST_FILE
-    if not path.is_file():
-        return None
-    try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a tournament manifest ({e})") from None
-    if not isinstance(body, dict) or body.get("format") != MANIFEST_FORMAT or not isinstance(body.get("units"), list):
-        raise ValueError(f"{path}: not a tournament manifest")
-    return body
-
-
-def journal(out: Path) -> dict[str, dict]:
-    """The last journal entry of each unit (``status`` done or failed)."""
-    entries: dict[str, dict] = {}
-    path = out / JOURNAL_FILE
-    if not path.exists():
-        return entries
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a crash
-        if isinstance(e, dict) and isinstance(e.get("id"), str):
-            entries[e["id"]] = e
-    return entries
-
-
-def _journal_add(out: Path, entry: dict) -> None:
-    entry = {**entry, "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    with open(out / JOURNAL_FILE, "a", encoding="utf-8") as f:
-        f.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
@@ -412,9 +345,9 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
                  "files": explain_bot_changes(cfg, old.get("fingerprint_listings"), listings, bot_changes)})
         if bot_changes or old.get("fingerprint_listings") != listings:  # what each fingerprint covers, kept to explain a change
             old["fingerprint_listings"] = listings
-            _write_json(state, old)
+            write_json(state, old)
         if not (out / MANIFEST_FILE).exists():
-            _write_json(out / MANIFEST_FILE, manifest(cfg))
+            write_json(out / MANIFEST_FILE, manifest(cfg))
         return "resume"
     if resume:
         raise TournamentError(f"nothing to resume: {out} holds no tournament ({STATE_FILE} is missing)")
@@ -432,8 +365,8 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
             "seed_drawn": cfg.seed_drawn, "decks": cfg.seed_kind, "fingerprint_listings": fingerprint_listings(cfg),
             "source": cfg.source, "units": len(units), "deals": 12 * len(units),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    _write_json(out / MANIFEST_FILE, manifest(cfg))
-    _write_json(state, body)
+    write_json(out / MANIFEST_FILE, manifest(cfg))
+    write_json(state, body)
     return "new"
 
 
@@ -630,7 +563,7 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
     out.mkdir(parents=True, exist_ok=True)
     mark_output(out)  # logs, results.sqlite, tournament.json: shown to no bot (referee/seats/sandbox.py)
     t0 = time.perf_counter()
-    with _FolderLock(out) as lock:
+    with FolderLock(out) as lock:
         state = prepare_output(cfg, resume=resume)
         logs = out / LOGS_DIR
         logs.mkdir(exist_ok=True)
@@ -655,9 +588,9 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
                     sha = entry["sha256"] if on_record else file_sha256(path)
                     accepted[f"{LOGS_DIR}/{path.name}"] = sha
                     progress.done += 1
-                    t = _log_totals(path)
+                    t = log_totals(path)
                     if not on_record:  # accepted now, by the full check: on record from now on (the tables trust only that)
-                        _journal_add(out, {"id": u.id, "status": "done", "sha256": sha, "totals": t[1] if t else None,
+                        journal_add(out, {"id": u.id, "status": "done", "sha256": sha, "totals": t[1] if t else None,
                                            "names": t[0] if t else None, "attempts": 0, "accepted": "validated on resume"})
                     if t:
                         progress.add(*t)
@@ -712,7 +645,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
     def fail(unit: Unit, why: str, culprit: str | None, attempts: int) -> None:
         remove_unit_files(out, unit)
         failed.append((unit.id, why))
-        _journal_add(out, {"id": unit.id, "status": "failed", "why": why, "culprit": culprit, "attempts": attempts})
+        journal_add(out, {"id": unit.id, "status": "failed", "why": why, "culprit": culprit, "attempts": attempts})
         progress.message(f"{unit.id}: failed: {why}")
 
     def on_outcome(o: Outcome) -> None:
@@ -734,7 +667,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         if why is not None:
             fail(unit, f"its log does not check ({why})", None, o.attempts)
             return
-        _journal_add(out, {"id": unit.id, "status": "done", "sha256": res["sha256"], "totals": res["totals"],
+        journal_add(out, {"id": unit.id, "status": "done", "sha256": res["sha256"], "totals": res["totals"],
                            "names": res["names"], "attempts": o.attempts})
         if db is not None:  # after the journal: a crash between the two is mended by the next run's resync
             results.record_log(db, out, path, res["sha256"])
@@ -778,7 +711,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
                 ts = [task_of(u) for u in group]
                 return [t.job for t in ts], [t.wall_s for t in ts], [t.seats for t in ts], [t.argvs for t in ts]
 
-            run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, on_tick=progress.show)
+            run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, play_unit, on_tick=progress.show)
         else:
             tasks = [task_of(u) for u in pending]
             workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
