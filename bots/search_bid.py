@@ -115,12 +115,12 @@ def choose_trump(bot, view, legal):
         for c in cands:
             d = Deal(deck, me)
             d.apply(c)
-            scores[c].append(_play_out(d, me))
+            scores[c].append(robot_play_out(d, me))
         worlds += 1
     bot.stats["trump_worlds"] = bot.stats.get("trump_worlds", 0) + worlds
     if worlds < MIN_SWITCH:
         return prior
-    best = _best(scores, prior, cands, scale=2.0)
+    best = best_of_scores(scores, prior, cands, scale=2.0)
     if best != prior:
         bot.stats["trump_changed"] = bot.stats.get("trump_changed", 0) + 1
     return best
@@ -213,13 +213,13 @@ def _by_rollouts(bot, view, legal, prior, cands):
     bot.stats["bid_rejected"] = bot.stats.get("bid_rejected", 0) + rejected
     if worlds < MIN_SWITCH:
         return prior
-    best = _best(scores, prior, cands, scale=lambda c: 2.0 if me == _actor_after(view, c) else 1.0)
+    best = best_of_scores(scores, prior, cands, scale=lambda c: 2.0 if me == _actor_after(view, c) else 1.0)
     if best != prior:
         bot.stats["bid_changed"] = bot.stats.get("bid_changed", 0) + 1
     return best
 
 
-def _best(scores: dict[str, list[int]], prior: str, cands: list[str], scale) -> str:
+def best_of_scores(scores: dict[str, list[int]], prior: str, cands: list[str], scale) -> str:
     """The candidate whose paired mean gain over ``prior`` is largest among those
     that beat it by :data:`MARGIN` standard errors and :data:`MIN_GAIN` groše on
     the defender's scale (``scale``: 2 for a candidate after which this seat is
@@ -254,10 +254,10 @@ def _rollout(view, world, cand: str, me: int, seed: int) -> int | None:
     if d is None:
         return None
     d.apply(cand)
-    return _play_out(d, me)
+    return robot_play_out(d, me)
 
 
-def _play_out(d: Deal, me: int) -> int:
+def robot_play_out(d: Deal, me: int) -> int:
     """Play ``d`` to its end with the robot's policy at every seat; the groše of seat ``me``."""
     robot = _ROBOT
     while not d.done:

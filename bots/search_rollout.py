@@ -9,7 +9,7 @@ the deal played out with the robot's policy for every seat, and the groše of
 the bot's seat are counted.  The same worlds serve every card (a paired
 comparison); the robot's own card stays unless another beats it by more than
 :data:`bots.search_bid.MARGIN` standard errors and :data:`bots.search_bid.MIN_GAIN`
-groše: the bidding's own test, :func:`bots.search_bid._best`.
+groše: the bidding's own test, :func:`bots.search_bid.best_of_scores`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import random
 from referee.rules.deal import Deal
 
 from .robot_info import mask_of_codes
-from .search_bid import INCONSISTENT, _best, _play_out, explains_bids, replay
+from .search_bid import INCONSISTENT, best_of_scores, robot_play_out, explains_bids, replay
 
 #: fewer worlds than this never overrule the robot
 MIN_WORLDS = 4
@@ -66,7 +66,7 @@ def rebuild(view: dict, world: list[int], rng: random.Random) -> Deal | None:
 
 def play_out(d: Deal, me: int) -> int:
     """Play ``d`` to its end with the robot's policy; the groše of seat ``me``."""
-    return _play_out(d, me)
+    return robot_play_out(d, me)
 
 
 def choose(bot, view: dict, know, texts: list[str], prior: str, budget, rng: random.Random) -> str:
@@ -98,7 +98,7 @@ def choose(bot, view: dict, know, texts: list[str], prior: str, budget, rng: ran
     if worlds < MIN_WORLDS:
         return prior
     scale = 2.0 if me == view["actor"] else 1.0
-    best = _best({**scores, prior: scores[prior][:worlds]}, prior, texts, scale)
+    best = best_of_scores({**scores, prior: scores[prior][:worlds]}, prior, texts, scale)
     if best != prior:
         bot.stats["rollout_changed"] = bot.stats.get("rollout_changed", 0) + 1
     return best

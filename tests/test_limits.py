@@ -276,9 +276,9 @@ def test_disk_mb_and_cpus_are_limits_like_the_others():
 
 # ------------------------------------------------------------------ the cpu cgroup
 
-@pytest.mark.skipif("cpu" not in resources._hierarchies(), reason="no writable cpu cgroup on this machine")
+@pytest.mark.skipif("cpu" not in resources.hierarchies(), reason="no writable cpu cgroup on this machine")
 def test_each_bot_runs_in_a_cpu_cgroup_of_its_own_with_its_quota_and_a_weight_by_turn():
-    h = resources._hierarchies()["cpu"]
+    h = resources.hierarchies()["cpu"]
     spawn = sb.launch(["/bin/sh", "-c", "cat /proc/self/cgroup; read x"], None, None,
                       sb.SandboxConfig(mode="none", limits=sb.SandboxLimits(cpus=1)))
     try:

@@ -498,7 +498,7 @@ def test_mount_plan_keeps_a_private_folder_empty_around_a_log_in_it(tmp_path):
 
 
 def test_without_cgroups_memory_is_held_by_an_address_space_limit(monkeypatch):
-    monkeypatch.setattr(resources, "_hierarchies", lambda: {})  # a machine whose cgroups are not writable
+    monkeypatch.setattr(resources, "hierarchies", lambda: {})  # a machine whose cgroups are not writable
     limits = sb.SandboxLimits(memory_mb=256)
     assert sb.limits_report(limits)["memory_mb"] == "RLIMIT_AS"
     code = "b = b'x' * (2 << 30); print('allocated')"
@@ -649,7 +649,7 @@ def test_what_a_referee_killed_outright_left_is_swept_by_the_next(tmp_path):
         from referee.seats import resources
         from referee.seats import sandbox as sb
         spawn = sb.launch(["/bin/true"], None, None, sb.SandboxConfig(mode="none"))
-        mine = [os.path.join(h.base, n) for h in resources._hierarchies().values() for n in os.listdir(h.base)
+        mine = [os.path.join(h.base, n) for h in resources.hierarchies().values() for n in os.listdir(h.base)
                 if n.startswith("marias-bot-") and f"-{os.getpid()}-" in n]
         print(json.dumps({"workdir": spawn.workdir, "cgroups": mine}), flush=True)
         os._exit(0)  # no clean-up
@@ -657,8 +657,8 @@ def test_what_a_referee_killed_outright_left_is_swept_by_the_next(tmp_path):
     left = json.loads(out)
     assert os.path.isdir(left["workdir"])
     assert all(os.path.isdir(g) for g in left["cgroups"])
-    assert len(left["cgroups"]) == len({h.base for h in resources._hierarchies().values()})  # one per writable hierarchy
-    subprocess.run([sys.executable, "-c", "from referee.seats import resources, sandbox; resources._hierarchies(); sandbox._bots_root()"],
+    assert len(left["cgroups"]) == len({h.base for h in resources.hierarchies().values()})  # one per writable hierarchy
+    subprocess.run([sys.executable, "-c", "from referee.seats import resources, sandbox; resources.hierarchies(); sandbox._bots_root()"],
                    check=True, timeout=TIMEOUT)
     assert not os.path.exists(left["workdir"])
     assert not any(os.path.exists(g) for g in left["cgroups"])

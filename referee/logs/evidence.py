@@ -16,11 +16,11 @@ Each check reports through ``add(line, rule, message)``, as the file check does.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Callable
 
 from .log import forfeit_payments
+from .replay import short_json
 from ..rules.partie import partie_seed, seed_sha256, seeded_cut, shuffled_deck
 from .seal import verify_signature
 
@@ -30,11 +30,6 @@ Add = Callable[[int, str, str], None]
 #: after the answer was read, and on a loaded machine an answer that arrived in time can be
 #: read a little late.  A time further above the limit was a timeout, not an answer.
 TIME_SLACK_MS = 250.0
-
-
-def _short(v) -> str:
-    s = json.dumps(v, ensure_ascii=False)
-    return s if len(s) <= 160 else s[:157] + "..."
 
 
 class SeedEvidence:
@@ -48,7 +43,7 @@ class SeedEvidence:
         if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{64}", commit):
             self.commitment = commit
         else:
-            add(line, "R2.2", f"the header holds no seed commitment (seed_sha256 {_short(commit)}): "
+            add(line, "R2.2", f"the header holds no seed commitment (seed_sha256 {short_json(commit)}): "
                               "the decks cannot be checked against a seed")
 
     def partie_start(self, partie: int, shuffle: str) -> None:
@@ -70,10 +65,10 @@ class SeedEvidence:
         try:
             commit = seed_sha256(seed)
         except TypeError:
-            add(n, "R2.2", f"the footer does not reveal the seed (seed {_short(seed)}): the decks cannot be checked")
+            add(n, "R2.2", f"the footer does not reveal the seed (seed {short_json(seed)}): the decks cannot be checked")
             return
         if commit != self.commitment:
-            add(n, "R2.2", f"the footer's seed {_short(seed)} is not the one the header committed to (its sha256 differs)")
+            add(n, "R2.2", f"the footer's seed {short_json(seed)} is not the one the header committed to (its sha256 differs)")
             return
         for p, facts in sorted(self.facts.items()):
             ps = partie_seed(seed, p)
@@ -84,7 +79,7 @@ class SeedEvidence:
                     codes = codes if isinstance(codes, list) else []
                     pos = next((j for j in range(32) if j >= len(codes) or codes[j] != expected[j]), 0)
                     add(line, "R2.2", f"partie {p} deal 1: the deck is not the shuffle of the logged seed "
-                                      f"(partie seed {_short(ps)}; position {pos + 1} should hold {expected[pos]})")
+                                      f"(partie seed {short_json(ps)}; position {pos + 1} should hold {expected[pos]})")
             for line, d, k in facts["cuts"]:
                 if 2 <= d <= 99:
                     expected_k = seeded_cut(ps, d)
@@ -120,7 +115,7 @@ class DecisionTimes:
             for key in self.KEYS:
                 v = lim.get(key)
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
-                    add(line, "format", f"limits: bot {i} {key} {_short(v)} is not a number of ms")
+                    add(line, "format", f"limits: bot {i} {key} {short_json(v)} is not a number of ms")
                     v = None
                 values[key] = None if v is None else float(v)
             self.move_ms[i] = values["move_ms"]
@@ -152,7 +147,7 @@ class DecisionTimes:
                 continue
             ms, seat = dec["ms"], dec.get("seat")
             if isinstance(ms, bool) or not isinstance(ms, (int, float)):
-                add(n, "format", f"deal {i}: decision {j}: time {_short(ms)} is not a number of ms")
+                add(n, "format", f"deal {i}: decision {j}: time {short_json(ms)} is not a number of ms")
                 continue
             if ms < 0:
                 add(n, "R12.1", f"deal {i}: decision {j} (seat {seat}) is logged with a negative time, {ms:g} ms")
@@ -171,7 +166,7 @@ class DecisionTimes:
             return
         seat, elapsed = f["seat"], f.get("elapsed")
         if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
-            add(n, "format", f"deal {i}: the timeout fault's elapsed {_short(elapsed)} is not a number of seconds")
+            add(n, "format", f"deal {i}: the timeout fault's elapsed {short_json(elapsed)} is not a number of seconds")
             return
         bot = self.seating[seat]
         # a timeout is at the decision's limit, or at the start-up limit for a bot (re)started for the deal
@@ -195,7 +190,7 @@ class Forfeits:
             if type(mf) is int and mf >= 1:
                 self.max_faults = mf
             else:
-                add(line, "format", f"fault_policy max_faults {_short(mf)} is not a positive integer")
+                add(line, "format", f"fault_policy max_faults {short_json(mf)} is not a positive integer")
         self.start_partie()
 
     def start_partie(self) -> None:
@@ -231,34 +226,34 @@ class Forfeits:
             add(n, "R12.3", "a forfeit record, but the header's fault_policy does not forfeit "
                             "(after_max_faults is not \"forfeit\")")
         if rec.get("rule") != "R12.3":
-            add(n, "format", f"the forfeit record's rule is {_short(rec.get('rule'))}, not \"R12.3\"")
+            add(n, "format", f"the forfeit record's rule is {short_json(rec.get('rule'))}, not \"R12.3\"")
         if self.forfeited is not None:
             add(n, "R12.3", "a second forfeit record in the partie")
             return None
         due, self.due = self.due, None
         if due is None:
             if self.max_faults is not None:
-                add(n, "R12.3", f"seat {_short(seat)} forfeits from deal {_short(k)}, but no seat reached its "
+                add(n, "R12.3", f"seat {short_json(seat)} forfeits from deal {short_json(k)}, but no seat reached its "
                                 f"{self.max_faults} faults in the deal just before")
         elif not after_deal:
             add(n, "R12.3", "the forfeit record must follow the deal record of the last allowed fault")
         else:
             if seat != due[0]:
-                add(n, "R12.3", f"the forfeit names seat {_short(seat)}, but seat {due[0]} reached {self.max_faults} faults")
+                add(n, "R12.3", f"the forfeit names seat {short_json(seat)}, but seat {due[0]} reached {self.max_faults} faults")
             if k != due[1]:
-                add(n, "R12.3", f"seat {due[0]} forfeits from deal {due[1]} (the first deal not played), the record says {_short(k)}")
+                add(n, "R12.3", f"seat {due[0]} forfeits from deal {due[1]} (the first deal not played), the record says {short_json(k)}")
             seat, k = due
         if seat not in (0, 1, 2) or type(k) is not int or not 2 <= k <= self.deals_per_partie:
-            add(n, "format", f"forfeit: seat {_short(seat)} and from_deal {_short(k)} must be a seat and a deal 2..{self.deals_per_partie}")
+            add(n, "format", f"forfeit: seat {short_json(seat)} and from_deal {short_json(k)} must be a seat and a deal 2..{self.deals_per_partie}")
             return None
         self.forfeited = (seat, k)
         n_deals = self.deals_per_partie - k + 1
         if deals != n_deals:
-            add(n, "R12.3", f"forfeit from deal {k}: {n_deals} deals are forfeited, the record says {_short(deals)}")
+            add(n, "R12.3", f"forfeit from deal {k}: {n_deals} deals are forfeited, the record says {short_json(deals)}")
         expected = forfeit_payments(seat, n_deals)
         if pay != expected:
             add(n, "R12.3", f"forfeit of seat {seat} for {n_deals} deals: each is settled as its fault before a contract "
-                            f"(R12.2, it pays each other player 10): payments {expected}, the record says {_short(pay)}")
+                            f"(R12.2, it pays each other player 10): payments {expected}, the record says {short_json(pay)}")
         if isinstance(pay, list) and len(pay) == 3 and all(type(x) is int for x in pay):
             return pay
         return None
@@ -282,11 +277,11 @@ def signature_problems(footer: dict, verify: str | None) -> tuple[list[str], str
         if isinstance(signer, str) and isinstance(sig, str) and isinstance(chain, str) and verify_signature(signer, chain, sig):
             valid = True
         else:
-            problems.append(f"the footer's signature does not verify with its signer key {_short(signer)}: "
+            problems.append(f"the footer's signature does not verify with its signer key {short_json(signer)}: "
                             "the log was changed after it was signed")
     if verify is not None:
         if sig is None:
             problems.append(f"the log is not signed; it was asked to be verified with {verify}")
         elif signer != verify:
-            problems.append(f"the log is signed by {_short(signer)}, not by the key given ({verify})")
+            problems.append(f"the log is signed by {short_json(signer)}, not by the key given ({verify})")
     return problems, signer if valid else None, valid and signer == verify

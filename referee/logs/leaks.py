@@ -7,11 +7,11 @@ import json
 import re
 from pathlib import Path
 
-from ..rules.cards import Card
+from ..rules.cards import CARD_BY_CODE, Card
 from ..rules.deal import Deal
 from .log import read_lines
 from .replay import replay_record
-from .validate import _BY_CODE, Problem
+from .problem import Problem
 
 _CARD_TOKEN = re.compile(r"(?<![0-9A-Za-z])[789XUOKA][hlba](?![0-9A-Za-z])")
 
@@ -171,7 +171,7 @@ def check_transcript(tpath: Path, seat: int, deals: dict) -> tuple[list[Problem]
                 body = {"view": msg.get("view"), "result": msg.get("result")}
             idx = know.at(moment)
             allowed = know.snapshots[idx][seat]
-            leaked = sorted(_BY_CODE[c] for c in _cards_mentioned(body) if not allowed >> _BY_CODE[c] & 1)
+            leaked = sorted(CARD_BY_CODE[c] for c in _cards_mentioned(body) if not allowed >> CARD_BY_CODE[c] & 1)
             if leaked:
                 where = f"after {moment} decisions" if moment is not None else "the end of the deal"
                 problems.append(Problem(n, _leak_rule(leaked[0], know, idx),

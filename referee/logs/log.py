@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 from ..rules.cards import SUIT_CODES
 from ..rules.partie import Partie, partie_seed, places, seed_sha256
-from .seal import GENESIS, load_signing_key, public_key_text, seal_line
+from .seal import GENESIS, load_signing_key, make_private_dir, public_key_text, seal_line
 
 if TYPE_CHECKING:
     from protocol.sdk import Bot
@@ -69,25 +69,6 @@ def sealed_lines(records, signer=None) -> list[str]:
 
 
 # ------------------------------------------------------------------ files: private, exclusive, safe names
-
-def make_private_dir(path) -> Path:
-    """Create ``path`` and any missing parents with mode 0700 (existing folders are left as they are)."""
-    path = Path(path)
-    missing = []
-    p = path
-    while not p.exists():
-        missing.append(p)
-        if p.parent == p:
-            break
-        p = p.parent
-    for q in reversed(missing):
-        try:
-            q.mkdir(mode=0o700)
-        except FileExistsError:
-            continue
-        os.chmod(q, 0o700)  # whatever the umask
-    return path
-
 
 def safe_name(text, max_len: int = 40) -> str:
     """``text`` made safe inside a file name: letters, digits, ``_ . -`` kept, everything

@@ -165,7 +165,7 @@ def compare(rec: dict, d: Deal, out: list[tuple[str, str]], notes: list[str] | N
 
     def diff(key, expected, rule, what):
         if key in rec and rec[key] != expected:
-            out.append((rule, f"{what}: the replay gives {_short(expected)}, the log says {_short(rec[key])}"))
+            out.append((rule, f"{what}: the replay gives {short_json(expected)}, the log says {short_json(rec[key])}"))
 
     diff("trump_card", CODE[d.trump_card] if d.trump_card is not None else None, "R3.1", "trump card")
     diff("zlidu", d.zlidu, "R3.1", "z lidu")
@@ -215,7 +215,7 @@ def compare(rec: dict, d: Deal, out: list[tuple[str, str]], notes: list[str] | N
                 if a["leader"] != b.get("leader"):
                     out.append(("R7.1", f"trick {i} is led by seat {a['leader']}, the log says seat {b.get('leader')}"))
                 if a["cards"] != b.get("cards"):
-                    out.append((play_rule, f"trick {i} is {' '.join(a['cards'])}, the log says {_short(b.get('cards'))}"))
+                    out.append((play_rule, f"trick {i} is {' '.join(a['cards'])}, the log says {short_json(b.get('cards'))}"))
                 if a["winner"] != b.get("winner"):
                     out.append(("R1.3", f"trick {i} ({' '.join(a['cards'])}) is won by seat {a['winner']}, the log says seat {b.get('winner')}"))
 
@@ -262,7 +262,7 @@ def compare(rec: dict, d: Deal, out: list[tuple[str, str]], notes: list[str] | N
                         f"{nm}: amount {c.amount} ({c.detail}), the log says {rc.get('amount')!r}"))
     pay = res.get("payments")
     if not (isinstance(pay, list) and len(pay) == 3 and all(type(x) is int for x in pay)):
-        out.append(("format", f"result.payments must be three integers, got {_short(pay)}"))
+        out.append(("format", f"result.payments must be three integers, got {short_json(pay)}"))
         return
     if sum(pay) != 0:
         out.append(("R9.5", f"payments {pay} sum to {sum(pay):+d}, not zero"))
@@ -289,6 +289,7 @@ def _payments_from(res: dict, actor: int, faulting_defender: int | None) -> list
     return pay
 
 
-def _short(v) -> str:
+def short_json(v) -> str:
+    """``v`` as JSON for a message, cut to 160 characters."""
     s = json.dumps(v, ensure_ascii=False)
     return s if len(s) <= 160 else s[:157] + "..."

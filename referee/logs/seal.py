@@ -21,6 +21,25 @@ GENESIS = "0" * 64
 SEAL_TAIL = re.compile(r',"chain":"([0-9a-f]{64})"(?:,"signature":"([0-9a-f]{128})")?\}$')
 
 
+def make_private_dir(path) -> Path:
+    """Create ``path`` and any missing parents with mode 0700 (existing folders are left as they are)."""
+    path = Path(path)
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for q in reversed(missing):
+        try:
+            q.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        os.chmod(q, 0o700)  # whatever the umask
+    return path
+
+
 def chain_hash(prev: str, body: bytes) -> str:
     """SHA-256 (hex) of the previous line's chain value (64 ASCII hex digits) followed by
     this line's body: its UTF-8 bytes with the seal tail replaced by the closing ``}``."""
@@ -127,8 +146,6 @@ def generate_key_pair(path) -> tuple[Path, Path, str]:
     public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     if pub_path.exists():
         raise FileExistsError(f"{pub_path} exists; not overwritten")
-    from .log import make_private_dir
-
     make_private_dir(path.parent)
     with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb") as f:
         f.write(private)

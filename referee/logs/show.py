@@ -35,7 +35,7 @@ class ShowError(ValueError):
 
 
 @dataclass
-class _Paint:
+class Paint:
     color: bool
 
     def card(self, c: Card) -> str:
@@ -52,7 +52,7 @@ class _Paint:
         return f"\x1b[1m{text}\x1b[0m" if self.color else text
 
 
-def _hand_text(p: _Paint, cards, betl: bool) -> str:
+def _hand_text(p: Paint, cards, betl: bool) -> str:
     order = BETL_ORDER if betl else TRUMP_ORDER
     parts = []
     for s in range(4):
@@ -90,7 +90,7 @@ class _Step:
     talon_before: list = field(default_factory=list)
 
 
-def _bid_line(p: _Paint, st: _Step, deal: Deal, seat_view: int | None, knowers_of, i: int) -> str | None:
+def _bid_line(p: Paint, st: _Step, deal: Deal, seat_view: int | None, knowers_of, i: int) -> str | None:
     """One bidding decision in words (None for a card played)."""
     a = parse_action(st.text)
     k = a.kind
@@ -126,7 +126,7 @@ def _bid_line(p: _Paint, st: _Step, deal: Deal, seat_view: int | None, knowers_o
     return None
 
 
-def _game_line(p: _Paint, d: Deal) -> str:
+def _game_line(p: Paint, d: Deal) -> str:
     if d.game is None:
         return "no game was set"
     lv = ", ".join(f"{c}{' ' + LEVEL_NAMES[v] if v else ''}" for c, v in d.levels.items())
@@ -138,7 +138,7 @@ def _game_line(p: _Paint, d: Deal) -> str:
     return f"{d.game}, actor seat {d.actor}" + (f" · {lv}" if lv else "")
 
 
-def deal_sheet(rec: dict, p: _Paint, seat: int | None = None, running: list[int] | None = None) -> list[str]:
+def deal_sheet(rec: dict, p: Paint, seat: int | None = None, running: list[int] | None = None) -> list[str]:
     """The sheet of one deal record, replayed."""
     out: list[str] = []
     i = rec.get("deal")
@@ -312,7 +312,7 @@ def show(path, *, partie: int | None = None, deal: int | None = None, seat: int 
         raise ShowError(f"{path}: not a marias log ({why})")
     if seat is not None and seat not in (0, 1, 2):
         raise ShowError(f"--seat must be 0, 1 or 2, not {seat}")
-    p = _Paint(color)
+    p = Paint(color)
     header = records[0][1]
     footer = records[-1][1] if records[-1][1].get("type") == "footer" else {}
     seed = footer.get("seed", header.get("seed", "not revealed (no footer)"))  # the footer reveals the seed

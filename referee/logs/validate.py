@@ -26,33 +26,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules.cards import CARDS, Card
+from ..rules.cards import CARD_BY_CODE, CARDS, Card
 from .evidence import DecisionTimes, Forfeits, SeedEvidence, signature_problems
 from .log import FORMAT, FORMAT_VERSION, dealt_hands, parse_line, parse_lines, split_lines, stream_lines
 from ..rules.partie import CUT_RANGE, forhont_of, places
-from .replay import _short, compare, replay_record
+from .replay import short_json, compare, replay_record
 from .seal import ChainCheck, chain_problems, load_public_key
-
-_BY_CODE = {str(c): c for c in CARDS}
-
-
-@dataclass
-class Problem:
-    line: int
-    rule: str
-    message: str
-    path: str | None = None  # another file than the log (a transcript)
-
-    def text(self, log_path: str) -> str:
-        where = f"{self.path or log_path}:{self.line}" if self.line else f"{self.path or log_path}"
-        return f"{where}: {self.rule}: {self.message}"
-
-    def to_dict(self) -> dict:
-        d = {"line": self.line, "rule": self.rule, "message": self.message}
-        if self.path:
-            d["file"] = self.path
-        return d
-
+from .problem import Problem
 
 @dataclass
 class Report:
@@ -131,9 +111,9 @@ def parse_deck(value) -> tuple[list[Card] | None, str | None]:
     if not isinstance(value, list):
         return None, "R1.1: the deck is not a list of 32 card codes"
     try:
-        cards = [_BY_CODE[code] for code in value]
+        cards = [CARD_BY_CODE[code] for code in value]
     except (KeyError, TypeError):
-        bad = next(code for code in value if not isinstance(code, str) or code not in _BY_CODE)
+        bad = next(code for code in value if not isinstance(code, str) or code not in CARD_BY_CODE)
         return None, f"R1.2: malformed card code {bad!r} in the deck"
     if len(cards) != 32 or len(set(cards)) != 32:
         missing = sorted(set(CARDS) - set(cards))
@@ -247,7 +227,7 @@ class _FileCheck:
         if h.get("format_version") != FORMAT_VERSION:
             self.add(n, "format", f"format_version {h.get('format_version')!r} is not supported (this validator reads {FORMAT_VERSION})")
         if "decks" in h and h["decks"] not in ("public seed", "secret seed"):  # absent in older logs: accepted
-            self.add(n, "format", f"decks {_short(h['decks'])} is neither \"public seed\" nor \"secret seed\"")
+            self.add(n, "format", f"decks {short_json(h['decks'])} is neither \"public seed\" nor \"secret seed\"")
         dpp = h.get("deals_per_partie", 12)
         if type(dpp) is int and dpp >= 1:
             self.deals_per_partie = dpp
@@ -308,7 +288,7 @@ class _FileCheck:
             self.add(n, "format", f"partie {p}: partie_start holds a deck; no card is logged before its deal is over")
         shuffle = rec.get("shuffle")
         if shuffle not in ("seed", "deck-book"):
-            self.add(n, "format", f"partie {p}: shuffle {_short(shuffle)} is neither \"seed\" nor \"deck-book\"")
+            self.add(n, "format", f"partie {p}: shuffle {short_json(shuffle)} is neither \"seed\" nor \"deck-book\"")
             shuffle = "seed"
         self.seed.partie_start(self.partie, shuffle)
         seating = rec.get("seating", [0, 1, 2])
@@ -426,10 +406,10 @@ class _FileCheck:
     def forfeit(self, n: int, rec: dict) -> None:
         p = rec.get("partie")
         if self.partie is None:
-            self.add(n, "format", f"a forfeit record outside a partie (partie {_short(p)})")
+            self.add(n, "format", f"a forfeit record outside a partie (partie {short_json(p)})")
             return
         if p != self.partie:
-            self.add(n, "format", f"the forfeit record says partie {_short(p)}, but partie {self.partie} is being played")
+            self.add(n, "format", f"the forfeit record says partie {short_json(p)}, but partie {self.partie} is being played")
         pay = self.forfeits.record(n, rec, self.last_type == "deal", self.add)
         if pay is not None:
             for s in range(3):
@@ -458,10 +438,10 @@ class _FileCheck:
             self.add(n, "R2.1", f"partie {self.partie} ends after {len(self.indexes)} deals; a partie has {self.deals_per_partie}")
         totals = rec.get("totals")
         if totals != self.partie_pay:
-            self.add(n, "R9.7", f"partie {self.partie} totals: the deals' payments sum to {self.partie_pay}, the log says {_short(totals)}")
+            self.add(n, "R9.7", f"partie {self.partie} totals: the deals' payments sum to {self.partie_pay}, the log says {short_json(totals)}")
         pl = places(self.partie_pay)
         if rec.get("places") != pl:
-            self.add(n, "R9.7", f"partie {self.partie} places: totals {self.partie_pay} give places {pl}, the log says {_short(rec.get('places'))}")
+            self.add(n, "R9.7", f"partie {self.partie} places: totals {self.partie_pay} give places {pl}, the log says {short_json(rec.get('places'))}")
         for s in range(3):
             self.match_totals[self.seating[s]] += self.partie_pay[s]
         self.report.parties += 1
@@ -475,10 +455,10 @@ class _FileCheck:
         if rec.get("partie") != self.report.parties:
             self.add(n, "R9.7", f"the footer counts {rec.get('partie')!r} partie, the log has {self.report.parties}")
         if rec.get("totals") != self.match_totals:
-            self.add(n, "R9.7", f"match totals: the partie totals sum to {self.match_totals}, the footer says {_short(rec.get('totals'))}")
+            self.add(n, "R9.7", f"match totals: the partie totals sum to {self.match_totals}, the footer says {short_json(rec.get('totals'))}")
         pl = places(self.match_totals)
         if rec.get("places") != pl:
-            self.add(n, "R9.7", f"match places: totals {self.match_totals} give places {pl}, the footer says {_short(rec.get('places'))}")
+            self.add(n, "R9.7", f"match places: totals {self.match_totals} give places {pl}, the footer says {short_json(rec.get('places'))}")
         if rec.get("complete") is not True:
             self.add(n, "format", "the footer does not say complete: true")
         else:

@@ -556,9 +556,9 @@ class Referee:
             line = request_line(rid, n, index, decision, deal.view(seat), texts, int(limit_ms), totals)
             try:
                 answer, elapsed = p.request(line, limit_ms / 1000)
-                action = legal[_answer_index(answer, rid, texts, seat, elapsed)]
+                action = legal[answer_index(answer, rid, texts, seat, elapsed)]
             except BotFault as f:
-                self._fault(deal, p, f, n, index, legal=texts, rule=_rule_broken(deal, f))
+                self._fault(deal, p, f, n, index, legal=texts, rule=rule_broken(deal, f))
                 break
             ms = round(elapsed * 1000, 3)  # as logged, so that a bank is rebuilt from the log exactly (marias replay)
             p.clock.spend(ms)
@@ -604,7 +604,7 @@ class Referee:
         stderr_path = None
         if p.spec.bot is None and p.stderr_path.exists():
             stderr_path = str(p.stderr_path)
-        return FaultContext(kind=kind, message=_without_seat(f.message, p.seat), bot=p.name, seat=p.seat,
+        return FaultContext(kind=kind, message=without_seat(f.message, p.seat), bot=p.name, seat=p.seat,
                             partie=n, deal=index, evidence=f.evidence, elapsed_s=f.elapsed,
                             limit_ms=p.last_limit_ms, phase=p.phase, rule=rule,
                             legal=tuple(legal or ()) if kind == "illegal" else (),
@@ -651,7 +651,7 @@ def shown_folders(spec: BotSpec) -> tuple[str, ...]:
     return builtin_bot_folders() if spec.builtin else sdk_folders()
 
 
-def _rule_broken(deal: Deal, f: BotFault) -> str | None:
+def rule_broken(deal: Deal, f: BotFault) -> str | None:
     """For an illegal answer, the rule it breaks as the engine explains it (``R7.2: …``)."""
     if f.kind is not FaultKind.ILLEGAL:
         return None
@@ -670,14 +670,14 @@ def _rule_broken(deal: Deal, f: BotFault) -> str | None:
     return None
 
 
-def _without_seat(message: str, seat: int) -> str:
+def without_seat(message: str, seat: int) -> str:
     """A fault message without its leading ``seat N: `` (the headline names bot and seat)."""
     import re
 
     return re.sub(r"^seat [0-2]: ", "", message)  # (the seat the process was started in, or its own)
 
 
-def _answer_index(answer: dict, rid: int, texts: list[str], seat: int, elapsed: float) -> int:
+def answer_index(answer: dict, rid: int, texts: list[str], seat: int, elapsed: float) -> int:
     """Where the action of a bot's ``answer`` to request ``rid`` stands in ``texts`` (the legal
     actions); a :class:`BotFault` if the answer is not an action answer to this request naming one."""
     if answer.get("type") != "action":

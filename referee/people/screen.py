@@ -19,7 +19,7 @@ from typing import IO
 
 from ..rules.actions import LEVEL_NAMES, ActionError, parse_action
 from ..rules.cards import BETL_ORDER, SUIT_CODES, SUIT_NAMES, TRUMP_ORDER, Card
-from ..logs.show import CONTRACT_WORDS, ROLE, _Paint, flek_words
+from ..logs.show import CONTRACT_WORDS, ROLE, Paint, flek_words
 
 #: Suit symbols: the German suits drawn with the French symbols Czech players use for them.
 SUIT_SYMBOLS = ("♥", "♠", "♦", "♣")  # červené, zelené, kule, žaludy
@@ -64,7 +64,7 @@ class Screen:
 
     def __init__(self, out: IO[str], color: bool):
         self.out = out
-        self.p = _Paint(color)
+        self.p = Paint(color)
         self.seat = 0
         self.labels = ["seat 0", "seat 1", "seat 2"]
         self.partie = self.deal = 0

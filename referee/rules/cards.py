@@ -95,6 +95,8 @@ _CARDS.extend(int.__new__(Card, i) for i in range(32))
 _CODES = tuple(RANK_CODES[i & 7] + SUIT_CODES[i >> 3] for i in range(32))
 _BY_CODE = {code: _CARDS[i] for i, code in enumerate(_CODES)}
 CARDS: tuple[Card, ...] = tuple(_CARDS)
+#: Each card by its code (``"Kh"`` -> the heart king).
+CARD_BY_CODE: dict[str, Card] = dict(_BY_CODE)
 CARD_POINTS = tuple(c.points for c in CARDS)
 POINT_CARDS_MASK = sum(1 << c for c in CARDS if c.points)
 

@@ -757,11 +757,11 @@ def _victim_run(hog: bool, threads: int, cpu_ms: int, partie: int, seed: int, sa
     second = (BotSpec(label="hog", argv=[sys.executable, "-c", HOG_BOT.replace("THREADS_VALUE", str(threads))])
               if hog else BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]))
     third = BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT])
-    real = resources._hierarchies
+    real = resources.hierarchies
     with contextlib.ExitStack() as stack:
         if not cpu_cgroup:
-            resources._hierarchies = lambda: {k: v for k, v in real().items() if k != "cpu"}
-            stack.callback(setattr, resources, "_hierarchies", real)
+            resources.hierarchies = lambda: {k: v for k, v in real().items() if k != "cpu"}
+            stack.callback(setattr, resources, "hierarchies", real)
         work = stack.enter_context(tempfile.TemporaryDirectory(prefix="marias-bench-hog-"))
         config = MatchConfig(bots=[victim, second, third], partie=partie, seed=f"bench-hog:{seed}",
                              limits=Limits(move_ms=60_000), work_dir=Path(work), sandbox=sandbox)
@@ -787,7 +787,7 @@ def hog(threads: int = 16, cpu_ms: int = 150, partie: int = 1, runs: int = 2, se
     from ..seats.sandbox import resolve_mode
 
     mode = resolve_mode(sandbox)
-    have_cpu = "cpu" in resources._hierarchies()
+    have_cpu = "cpu" in resources.hierarchies()
     cases = {"alone": (False, True), "hog_cgroup": (True, True), "hog_no_cgroup": (True, False)}
     walls: dict[str, list[float]] = {k: [] for k in cases}
     cpus: dict[str, list[float]] = {k: [] for k in cases}

@@ -34,7 +34,7 @@ from protocol import messages as M
 from ..rules.actions import LEVEL_NAMES
 from ..seats.explain import describe, hint, shorten
 from ..seats.faults import BotFault, FaultKind
-from ..matches.match import _without_seat
+from ..matches.match import without_seat
 from ..matches.match import BYE_LINE, BotSpec, FaultPolicy, Limits, MatchConfig, Player, Referee
 from ..rules.partie import Partie
 from ..seats.process import BotProcess, Poller, encode_line
@@ -421,7 +421,7 @@ def _judge(report: CheckReport, ref: _CheckReferee, started: bool, bye: str | No
             fix = ("ignore message types you do not know (PROTOCOL.md: later versions may add them)"
                    if injected[rid] == "type" else "ignore fields you do not know, in the request and in its view")
         where = f"partie {record['partie']} deal {record['deal']}"
-        message = _without_seat(f.message, 0)
+        message = without_seat(f.message, 0)
         failed.setdefault(name, Check(name, False, f"{where}: {f.kind}: {shorten(message, 100)}", fix))
     stopped = len(ref.fault_records) >= MAX_FAULTS
     seats = {d.seat for d in report.decisions}

@@ -28,7 +28,7 @@ from ..seats.explain import describe, shorten
 from ..seats.faults import BotFault, FaultKind
 from ..logs.log import read_log
 from ..seats.sandbox import resolve_mode
-from ..matches.match import BotSpec, Limits, MatchConfig, Player, Referee, _answer_index, _rule_broken
+from ..matches.match import BotSpec, Limits, MatchConfig, Player, Referee, answer_index, rule_broken
 from ..matches.tell import event_lines, request_line
 from ..seats.process import Poller, encode_line
 from ..seats.seat import Clock
@@ -219,10 +219,10 @@ def replay(script: SeatScript, command: str, *, move_ms: int | None = None, work
                 answer, elapsed = player.io.request_lines([*pending, line], timeout)
                 pending = []
                 step.answer = answer.get("action") if isinstance(answer.get("action"), str) else json.dumps(answer)
-                _answer_index(answer, request["id"], texts, script.seat, elapsed)
+                answer_index(answer, request["id"], texts, script.seat, elapsed)
             except BotFault as f:
                 pending = []
-                rule = _rule_broken(_deal_at(script, applied), f) if f.kind is FaultKind.ILLEGAL else None
+                rule = rule_broken(_deal_at(script, applied), f) if f.kind is FaultKind.ILLEGAL else None
                 step.fault = describe(ref.fault_context(player, f, script.partie, script.deal, texts, rule))
                 if f.kind not in (FaultKind.ILLEGAL, FaultKind.WRONG_ID, FaultKind.UNEXPECTED):
                     break  # the bot is not in step any more
