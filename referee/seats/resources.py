@@ -101,7 +101,7 @@ TURN_WEIGHTS = {1: (b"8192", b"128"), 2: (b"800", b"12")}
 
 
 @functools.lru_cache(maxsize=None)
-def _hierarchies() -> dict[str, _Hierarchy]:
+def hierarchies() -> dict[str, _Hierarchy]:
     """Where a pids, a memory and a cpu cgroup can be made for a bot (writable ones only)."""
     own = _own_cgroups()
     found: dict[str, _Hierarchy] = {}
@@ -175,7 +175,7 @@ class Cgroup:
         self.kinds: set[str] = set()
         name = f"{group_prefix()}{os.getpid()}-{next(_counter)}"
         made: dict[str, str] = {}
-        for c, h in _hierarchies().items():
+        for c, h in hierarchies().items():
             want = {"pids": limits.processes, "memory": limits.memory_mb, "cpu": 1}[c]  # a cpu cgroup always
             if want is None:
                 continue
@@ -211,7 +211,7 @@ class Cgroup:
         # the bot's CPU weight, raised while it is asked (its turn) and lowered while it waits (turn())
         self._cpu_fd, self._weights = -1, (b"", b"")
         if "cpu" in self.kinds:
-            h = _hierarchies()["cpu"]
+            h = hierarchies()["cpu"]
             name = "cpu.shares" if h.version == 1 else "cpu.weight"
             self._weights = TURN_WEIGHTS[h.version]
             with contextlib.suppress(OSError):
@@ -275,7 +275,7 @@ def limits_report(limits: SandboxLimits | None = None, mode: str = "bwrap") -> d
     from . import seccomp
 
     limits = limits or SandboxLimits()
-    h = _hierarchies()
+    h = hierarchies()
     root = os.geteuid() == 0
     sandboxed = mode != "none"
     out = {}
