@@ -1,4 +1,4 @@
-"""The ``marias`` command: a thin shell over the library."""
+"""The ``marias`` command: a thin shell over the library (the ``bench`` sub-commands in :mod:`referee.cli.bench`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 from tabulate import tabulate
 
-from .matches.bounds import (MAX_BANK_MS, MAX_CONCURRENCY, MAX_FAULTS, MAX_INCREMENT_MS, MAX_MOVE_MS, MAX_PARTIE,
+from ..matches.bounds import (MAX_BANK_MS, MAX_CONCURRENCY, MAX_FAULTS, MAX_INCREMENT_MS, MAX_MOVE_MS, MAX_PARTIE,
                      MAX_SEED_CHARS, MAX_SERIES, MAX_STARTUP_MS)
 
 app = typer.Typer(
@@ -20,10 +20,10 @@ app = typer.Typer(
 )
 def _version(value: bool) -> None:
     if value:
-        from . import __version__
+        from .. import __version__
         from protocol.messages import PROTOCOL_VERSION
 
-        from .seats.sandbox import find_bwrap
+        from ..seats.sandbox import find_bwrap
 
         typer.echo(f"marias {__version__} (protocol {PROTOCOL_VERSION})")
         search = find_bwrap()
@@ -37,8 +37,6 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """marias: a match referee for volený mariáš (three-player Czech card game) between bot programs."""
 
 
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed measured in one run, printed as figures.")
-app.add_typer(bench_app, name="bench")
 
 
 # ------------------------------------------------------------------ selfplay
@@ -50,11 +48,11 @@ def selfplay(
 ):
     """Play one partie (12 deals) and print it deal by deal: built-in bots in-process, any other bot as a program through the referee."""
     import bots as builtin
-    from .rules.selfplay import play_partie
-    from .tools.strength import is_builtin, parse_entry
-    from .logs.tables import deal_rows, partie_summary
+    from ..rules.selfplay import play_partie
+    from ..tools.strength import is_builtin, parse_entry
+    from ..logs.tables import deal_rows, partie_summary
 
-    from .rules.partie import partie_seed
+    from ..rules.partie import partie_seed
 
     names = _three(bot or ["robot", "robot", "random"])
     entries = [parse_entry(n) for n in names]
@@ -67,7 +65,7 @@ def selfplay(
     if log is None:
         partie = play_partie(players, seed=partie_seed(seed, 1))  # the partie a log of seed SEED holds
     else:
-        from .logs.log import reserve_log_path, selfplay_log
+        from ..logs.log import reserve_log_path, selfplay_log
         log_path = reserve_log_path(log, f"selfplay-s{seed}")  # never overwrites an earlier log
         partie = selfplay_log(log_path, players, seed=seed, commands=[f"builtin:{n}" for n in names])
     typer.echo(tabulate(deal_rows(partie), headers="keys", tablefmt="simple"))
@@ -79,9 +77,9 @@ def selfplay(
 
 def _selfplay_programs(entries, seed: int, log: Optional[Path]) -> None:
     """selfplay with programs: one partie through the referee (the same deck as the in-process path)."""
-    from .logs.log import reserve_log_path
-    from .matches.match import BotSpec, MatchConfig, run_match
-    from .logs.tables import deal_rows, fault_rows, partie_summary
+    from ..logs.log import reserve_log_path
+    from ..matches.match import BotSpec, MatchConfig, run_match
+    from ..logs.tables import deal_rows, fault_rows, partie_summary
 
     specs = []
     for i, (label, command) in enumerate(entries):
@@ -108,7 +106,7 @@ def _selfplay_programs(entries, seed: int, log: Optional[Path]) -> None:
 
 def _check_entries(names: List[str]) -> None:
     """Each --bot a built-in, a command line whose program exists, or NAME=COMMAND; else exit 2."""
-    from .tools.strength import command_problem, parse_entry
+    from ..tools.strength import command_problem, parse_entry
 
     for b in names:
         why = command_problem(parse_entry(b)[1])
@@ -130,7 +128,7 @@ _SANDBOX_HELP = ("Bot sandbox (protocol/PROTOCOL.md section 16): auto (or bwrap,
 
 def _decks(deck: Optional[Path], partie: int):
     """The starting decks of ``--deck`` (one per partie), or None; a clear error (exit 2) otherwise."""
-    from .matches.match import load_decks
+    from ..matches.match import load_decks
 
     if deck is None:
         return None
@@ -155,10 +153,10 @@ def _exit_on_failed_units(failed: list[tuple[str, str]]) -> None:
     raise typer.Exit(1)
 
 
-def _sandbox_mode(mode: str) -> str:
+def sandbox_mode(mode: str) -> str:
     """The sandbox mode to run with ("bwrap" or "none"); ``none`` is said loudly at start; exits 2 with the
     reason and the way out where a sandbox is wanted (``auto`` too) but no bwrap works."""
-    from .seats.sandbox import MODES, UNSANDBOXED_WARNING, SandboxUnavailable, limits_report, resolve_mode
+    from ..seats.sandbox import MODES, UNSANDBOXED_WARNING, SandboxUnavailable, limits_report, resolve_mode
 
     if mode not in MODES:
         raise typer.BadParameter(f"one of {', '.join(MODES)}, got {mode!r}", param_hint="--sandbox")
@@ -177,7 +175,7 @@ def _sandbox_mode(mode: str) -> str:
 
 
 def _bot_limits(memory_mb, processes, cpu_s, file_mb, disk_mb=None, cpus=None):
-    from .seats.sandbox import SandboxLimits
+    from ..seats.sandbox import SandboxLimits
 
     return SandboxLimits().merged(memory_mb=memory_mb, processes=processes, cpu_s=cpu_s, file_mb=file_mb,
                                   disk_mb=disk_mb, cpus=cpus)
@@ -222,13 +220,13 @@ def match(
     and it starts and answers hello within the start-up limit; otherwise nothing is played (exit 2)."""
     from datetime import datetime, timezone
 
-    from .seats.identity import IdentityError
-    from .logs.log import reserve_log_path, safe_name
-    from .matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
-    from .rules.partie import new_seed, seed_sha256
-    from .matches.preflight import check_bots_apart
+    from ..seats.identity import IdentityError
+    from ..logs.log import reserve_log_path, safe_name
+    from ..matches.match import BotSpec, FaultPolicy, Limits, MatchConfig, run_match
+    from ..rules.partie import new_seed, seed_sha256
+    from ..matches.preflight import check_bots_apart
 
-    from .matches.secrecy import PUBLIC, SECRET, hide_paths
+    from ..matches.secrecy import PUBLIC, SECRET, hide_paths
 
     if seed is not None and len(seed) > MAX_SEED_CHARS:
         raise typer.BadParameter(f"a seed is at most {MAX_SEED_CHARS} characters, got {len(seed)}", param_hint="--seed")
@@ -252,9 +250,9 @@ def match(
         except ValueError as e:
             raise typer.BadParameter(str(e), param_hint="--bot")
     limits = Limits(startup_ms=startup_time, move_ms=move_time, bank_ms=bank, increment_ms=increment)
-    from .seats.sandbox import SandboxConfig
+    from ..seats.sandbox import SandboxConfig
 
-    mode = _sandbox_mode(sandbox)
+    mode = sandbox_mode(sandbox)
     bot_limits = _bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb, bot_disk_mb, bot_cpus)
     # every hand of the match is in the deck file; the seed file deals them; the key forges logs
     hide = hide_paths(deck, seed_file, sign)
@@ -279,7 +277,7 @@ def match(
             made = not log.exists()
             log_path = reserve_log_path(log, f"match-{stamp}-{tag}")  # a fresh name: never overwrites a log
             if made:  # a folder of output only: hidden from every bot as a whole (referee/seats/sandbox.py)
-                from .seats.sandbox import mark_output
+                from ..seats.sandbox import mark_output
                 mark_output(log)
         except OSError as e:
             typer.echo(f"error: cannot create the log in {log}: {e.strerror or e}", err=True)
@@ -299,7 +297,7 @@ def match(
     if as_json:
         typer.echo(json.dumps({**result.to_dict(), "seed": seed, "seed_sha256": commitment, "decks": kind}, indent=2, ensure_ascii=False))
         return
-    from .logs.tables import fault_rows, match_rows, seat_rows
+    from ..logs.tables import fault_rows, match_rows, seat_rows
 
     typer.echo(tabulate(match_rows(result), headers="keys", tablefmt="simple"))
     typer.echo("")
@@ -318,8 +316,8 @@ def match(
 def _signing_key(path: Path, output: Optional[Path] = None):
     """The Ed25519 private key of --sign, read now (before any bot starts), or a clear error.
     A key inside the output folder would be published with the logs: refused."""
-    from .logs.seal import load_signing_key
-    from .matches.secrecy import inside, readable_by_others
+    from ..logs.seal import load_signing_key
+    from ..matches.secrecy import inside, readable_by_others
 
     if output is not None and path.exists() and inside(path, output):
         typer.echo(f"error: --sign {path}: the key lies inside the output folder {output}, which is published with "
@@ -337,7 +335,7 @@ def _signing_key(path: Path, output: Optional[Path] = None):
 
 def _read_seed_file(path: Path) -> str:
     """The seed of --seed-file, or exit 2 naming the file."""
-    from .matches.secrecy import SeedFileError, read_seed_file
+    from ..matches.secrecy import SeedFileError, read_seed_file
 
     try:
         return read_seed_file(path)
@@ -347,7 +345,7 @@ def _read_seed_file(path: Path) -> str:
 
 
 def _warn_seed(seed: str, kind: str, where: str) -> None:
-    from .matches.secrecy import seed_warnings
+    from ..matches.secrecy import seed_warnings
 
     for w in seed_warnings(seed, kind, where):
         typer.echo(f"warning: {w}", err=True)
@@ -358,8 +356,8 @@ def keygen(
     path: Path = typer.Argument(..., dir_okay=False, help="Where to write the private key (PEM, mode 0600); the public key goes to PATH.pub."),
 ):
     """Write a new Ed25519 key pair for signing logs (match/tournament --sign PATH, validate --verify PATH.pub)."""
-    from .seats.sandbox import mark_private_file
-    from .logs.seal import generate_key_pair
+    from ..seats.sandbox import mark_private_file
+    from ..logs.seal import generate_key_pair
 
     if path.exists():
         typer.echo(f"error: {path} exists; a key is never overwritten", err=True)
@@ -395,11 +393,11 @@ def check(
     bot_cpus: Optional[int] = typer.Option(None, "--bot-cpus", min=1, help=_CPUS_HELP),
 ):
     """Conformance check of a bot before any match: three partie (one per seat) against scripted opponents that steer towards every kind of decision, an unknown message type, a request with unknown fields, then bye and the end of input. Each check is reported PASS or FAIL with the fix; exit status 0 only when every check passes."""
-    from .tools.check import run_check
+    from ..tools.check import run_check
 
     try:
         report = run_check(command, move_ms=move_time, startup_ms=startup_time, cwd=str(cwd) if cwd else None,
-                           sandbox=_sandbox_mode(sandbox),
+                           sandbox=sandbox_mode(sandbox),
                            sandbox_limits=_bot_limits(bot_memory_mb, bot_processes, bot_cpu_s, bot_file_mb, bot_disk_mb,
                                                       bot_cpus))
     except ValueError as e:
@@ -425,7 +423,7 @@ def replay(
     sandbox: str = typer.Option("auto", "--sandbox", help=_SANDBOX_HELP),
 ):
     """Send one seat's requests of one logged deal, exactly as logged, to a bot and print its answers beside the logged ones, with any fault it would have committed. Exit status 1 if it would have faulted."""
-    from .tools.replay_bot import ReplayError, replay as replay_deal, report_lines, seat_script
+    from ..tools.replay_bot import ReplayError, replay as replay_deal, report_lines, seat_script
 
     try:
         script = seat_script(log, partie, deal, seat)
@@ -433,7 +431,7 @@ def replay(
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2)
     try:
-        steps = replay_deal(script, bot, move_ms=move_time, sandbox=_sandbox_mode(sandbox))
+        steps = replay_deal(script, bot, move_ms=move_time, sandbox=sandbox_mode(sandbox))
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--bot")
     faulted = any(s.fault for s in steps)
@@ -469,7 +467,7 @@ def play(
     Choose by number, or type a card (Kh), a word (dobra, spatna, flek, betl 7h 8h) or the
     protocol's action text; ? shows the position again; quit or Ctrl-C stops (the log is then
     incomplete, never a result)."""
-    from .people.play import run_play
+    from ..people.play import run_play
 
     if len(bot) != 2:
         raise typer.BadParameter(f"give exactly two bots (the other seats), got {len(bot)}", param_hint="--bot")
@@ -506,7 +504,7 @@ def strength(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
     """Relative strength of three bots: the same decks with the seats rotated, groše per partie with a 95% confidence interval (per-deck means as samples), places and speed (and faults, for programs)."""
-    from .tools import strength as strength_mod
+    from ..tools import strength as strength_mod
 
     names = _three(bot)
     _check_entries(names)
@@ -565,8 +563,8 @@ def validate(
     Exit status 0 when every log holds, 1 otherwise."""
     import os
 
-    from .logs.seal import load_public_key
-    from .logs.validate import log_files, validate_files
+    from ..logs.seal import load_public_key
+    from ..logs.validate import log_files, validate_files
 
     if verify is not None:
         try:
@@ -599,7 +597,7 @@ def show(
     bot: Optional[str] = typer.Option(None, "--bot", "-b", help="Show only what this bot saw: its name (as announced in hello) or its label/command in the log's header."),
 ):
     """Print deal sheets: hands, trump choice, talon, bidding in the game's words, tricks with hlášky and points, laid cards, settlement per component and per seat."""
-    from .logs.show import ShowError, show as show_log
+    from ..logs.show import ShowError, show as show_log
 
     if bot is not None:
         if seat is not None:
@@ -615,7 +613,7 @@ def show(
 
 def _seat_of_bot(log: Path, name: str) -> int:
     """The seat of the bot called ``name`` in ``log``'s header, or a clear error (exit 2)."""
-    from .logs.log import read_lines
+    from ..logs.log import read_lines
 
     try:
         records, _ = read_lines(log)
@@ -633,125 +631,6 @@ def _seat_of_bot(log: Path, name: str) -> int:
     else:
         typer.echo(f"error: {name!r} sits in seats {', '.join(map(str, seats))} of {log}: choose one with --seat", err=True)
     raise typer.Exit(2)
-
-
-# ------------------------------------------------------------------ bench
-@bench_app.command("engine")
-def bench_engine(
-    deals: int = typer.Option(3000, help="Deals per repeat."),
-    repeats: int = typer.Option(5, help="Repeats; the median is reported."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-):
-    """Random legal self-play in-process: deals per second, microseconds per decision."""
-    from .tools import bench
-
-    r = bench.engine(deals=deals, repeats=repeats)
-    _print_bench(r, as_json)
-
-
-@bench_app.command("referee")
-def bench_referee(
-    partie: int = typer.Option(10, min=1, help="Partie per run (12 deals each)."),
-    runs: int = typer.Option(5, min=1, help="Runs with trivial bots; the minimum CPU per decision is reported."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    sandbox: str = typer.Option("auto", "--sandbox", help="The sandbox of the main figures (auto, bwrap, none); the sandbox's cost (start-up and per decision, with and without it) is measured in the same run either way."),
-):
-    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs. Split in the same runs: the referee with instant in-process seats (rules, messages, bookkeeping; no pipes) and what the bot processes add; a raw echo round trip (wall and CPU) and the ratio the referee would reach if its bot processes cost no more than that, the floor this machine sets. Plus deals per second with three external random bots, and the sandbox's cost (bot start-up and per decision with and without it)."""
-    from .tools import bench
-
-    _print_bench(bench.referee(partie=partie, runs=runs, sandbox=_sandbox_mode(sandbox)), as_json)
-
-
-@bench_app.command("hog")
-def bench_hog(
-    threads: int = typer.Option(16, "--threads", min=1, max=100, help="Busy processes the hog starts (it stays under --bot-processes 128)."),
-    cpu_ms: int = typer.Option(150, "--cpu-ms", min=1, help="CPU ms the victim burns per decision."),
-    partie: int = typer.Option(1, min=1, help="Partie per run (12 deals each)."),
-    runs: int = typer.Option(2, min=1, help="Runs of each case, alternately."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-    sandbox: str = typer.Option("auto", "--sandbox", help="The bots' sandbox (auto, bwrap, none)."),
-):
-    """A CPU hog in the next seat: the victim's time per decision (it burns --cpu-ms of CPU each) alone, with a --threads hog in its own cpu cgroup (the default where the machine offers one), and with the same hog without cpu cgroups; medians and ratios to alone. One match at a time."""
-    from .tools import bench
-
-    _print_bench(bench.hog(threads=threads, cpu_ms=cpu_ms, partie=partie, runs=runs, sandbox=_sandbox_mode(sandbox)), as_json)
-
-
-@bench_app.command("validate")
-def bench_validate(
-    deals: int = typer.Option(3000, help="Deals in the generated log (random legal play)."),
-    log: Optional[Path] = typer.Option(None, "--log", dir_okay=False, exists=True, help="Validate this log instead of a generated one."),
-    repeats: int = typer.Option(5, help="Repeats; the median is reported."),
-    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Processes for the parallel figure (0: one per CPU)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-):
-    """Validated deals per second on one large log (one process and --jobs processes), and the engine's self-play speed (bench engine) measured in the same run."""
-    from .tools import bench
-
-    _print_bench(bench.validate(deals=deals, log=log, repeats=repeats, jobs=jobs), as_json)
-
-
-@bench_app.command("search")
-def bench_search(
-    positions: int = typer.Option(12, help="Positions solved per number of tricks left (and for betl, durch)."),
-    partie: int = typer.Option(1, help="Partie the search bot plays against two robots for the per-decision figures."),
-    ms: float = typer.Option(100.0, "--ms", min=1, help="The bot's time budget per decision in that partie."),
-    seed: int = typer.Option(1, help="Seed of the positions and partie."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-):
-    """The search bot's solver: CPU time and nodes per exact solve by tricks left (trump games; betl and durch from the first trick), nodes per CPU second; and the bot at its budget: CPU time per decision, worlds per decision."""
-    from .tools import bench
-
-    _print_bench(bench.search(positions=positions, seed=seed, partie=partie, ms=ms), as_json)
-
-
-@bench_app.command("table")
-def bench_table(
-    partie: int = typer.Option(100_000, min=6, help="Rows of the generated results database (partie)."),
-    bots: int = typer.Option(24, min=3, help="Bots of the generated season."),
-    keep: Optional[Path] = typer.Option(None, "--keep", file_okay=False, help="Write the generated tournament folder here (and keep it) instead of a temporary one."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-):
-    """`marias table FOLDER --format json --series 10` on a generated results database of --partie synthetic, valid rows: its CPU seconds and peak memory (goal: 100,000 partie in <= 30 s and <= 300 MB)."""
-    from .tools import bench_ladder
-
-    _print_bench(bench_ladder.table(partie=partie, bots=bots, keep=keep), as_json)
-
-
-@bench_app.command("validate-memory")
-def bench_validate_memory(
-    deals: List[int] = typer.Option([1200, 12000], "--deals", help="Sizes of the generated logs in deals (repeatable; the last against the first)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-):
-    """Peak memory of `marias validate LOG` on generated logs of each --deals size: flat memory whatever the file size."""
-    from .tools import bench_ladder
-
-    if len(deals) < 2:
-        raise typer.BadParameter("give at least two sizes", param_hint="--deals")
-    _print_bench(bench_ladder.validate_memory(tuple(deals)), as_json)
-
-
-@bench_app.command("cluster")
-def bench_cluster(
-    bots: int = typer.Option(4, min=3, help="Bots in the round robin (4: 4 tables x 6 arrangements)."),
-    bot: str = typer.Option("random", "--bot", help="The built-in bot that fills the field: random or robot."),
-    partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
-    workers: int = typer.Option(2, min=1, help="Local pool concurrency, and Dask worker processes (one thread each)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-):
-    """The same tournament on the local pool and on a Dask cluster on this machine (`dask scheduler` and `dask worker` processes on 127.0.0.1): units per second, and the coordinator's CPU per accepted unit."""
-    from .tools import bench_ladder
-
-    if bot not in ("random", "robot"):
-        raise typer.BadParameter("random or robot", param_hint="--bot")
-    _print_bench(bench_ladder.cluster(bots=bots, partie=partie, workers=workers, builtin=bot), as_json)
-
-
-def _print_bench(result: dict, as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps(result, indent=2))
-    else:
-        typer.echo(tabulate([(k, v) for k, v in result.items()], tablefmt="plain"))
 
 
 # ------------------------------------------------------------------ tournament, table
@@ -794,9 +673,9 @@ def tournament(
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Play on a Dask cluster: its scheduler's address, e.g. tcp://HOST:8786 (default: the configuration's cluster:, else the local pool). Bots must exist at the same path on every worker; the cluster must be private (TOURNAMENT.md, 'Running on a cluster')."),
 ):
     """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel, locally or on a Dask cluster (--cluster); resumable; prints the tables."""
-    from .tournaments import standings
-    from .tournaments.cluster import ClusterError
-    from .tournaments.tournament import ConfigError, TournamentError, config_from_options, load_config, run_tournament
+    from ..tournaments import standings
+    from ..tournaments.cluster import ClusterError
+    from ..tournaments.tournament import ConfigError, TournamentError, config_from_options, load_config, run_tournament
 
     if table_format not in standings.FORMATS:
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--table-format")
@@ -827,12 +706,12 @@ def tournament(
     if out is not None:
         cfg.output = out
     if cluster is not None:
-        from .tournaments.tournament import CLUSTER_RE
+        from ..tournaments.tournament import CLUSTER_RE
         if not CLUSTER_RE.match(cluster.strip()):
             raise typer.BadParameter("a Dask scheduler's address such as tcp://HOST:8786", param_hint="--cluster")
         cfg.cluster = cluster.strip()
     cfg.allow_changed_bots = allow_changed_bots
-    cfg.sandbox = _sandbox_mode(sandbox or cfg.sandbox)  # resolved once here: the workers neither probe nor warn
+    cfg.sandbox = sandbox_mode(sandbox or cfg.sandbox)  # resolved once here: the workers neither probe nor warn
     cfg.commit = cfg.commit or commit
     sign_key = _event_setup(cfg, sign)
     if cfg.format == "head-to-head":  # a file with format: head-to-head is a duel
@@ -895,8 +774,8 @@ def duel(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ):
     """Head-to-head test: is A better than B? Each deck is played in the six seatings with two seats of one bot and one of the other (AAB ABA BAA BBA BAB ABB); a sequential test (SPRT) stops as soon as it can accept H0 or H1. Resumable; `marias table OUT` prints the same result from the logs."""
-    from .tournaments.duel import config as duel_config
-    from .tournaments.tournament import ConfigError
+    from ..tournaments.duel import config as duel_config
+    from ..tournaments.tournament import ConfigError
 
     try:
         cfg = duel_config(a, b, h0=h0, h1=h1, alpha=alpha, beta=beta, max_groups=max_groups, seed=seed,
@@ -912,7 +791,7 @@ def duel(
 def _event_setup(cfg, sign: Optional[Path]):
     """Before a tournament or duel starts: warnings about the seed, and the signing key read now
     (refused inside the output folder) and added to what no bot may see."""
-    from .matches.secrecy import PUBLIC, hide_paths
+    from ..matches.secrecy import PUBLIC, hide_paths
 
     if cfg.seed is not None and (cfg.seed_kind == PUBLIC or cfg.seed_file is not None):
         where = (f"the seed file {cfg.seed_file}" if cfg.seed_file is not None
@@ -927,7 +806,7 @@ def _event_setup(cfg, sign: Optional[Path]):
 
 def _with_decks_line(text: str, paths, fmt: str) -> str:
     """A table's text with the line saying whether its decks were public (referee/matches/secrecy.py)."""
-    from .matches.secrecy import decks_line, decks_summary, table_logs
+    from ..matches.secrecy import decks_line, decks_summary, table_logs
 
     if fmt == "json":  # a key of the object
         summary = decks_summary(table_logs(paths))
@@ -943,9 +822,9 @@ def _with_decks_line(text: str, paths, fmt: str) -> str:
 
 
 def _run_duel(cfg, *, resume: bool, table_format: str, quiet: bool, sign_key=None) -> None:
-    from .tournaments import duel as duel_mod
-    from .tournaments import standings
-    from .tournaments.tournament import ConfigError, TournamentError
+    from ..tournaments import duel as duel_mod
+    from ..tournaments import standings
+    from ..tournaments.tournament import ConfigError, TournamentError
 
     if table_format not in standings.FORMATS:
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
@@ -985,7 +864,7 @@ def table_cmd(
     unit was accepted: a changed or replaced log is named on stderr and left out, and the tables
     of the others are printed with exit status 1. Copies of one match (the same seed commitment
     and final hash) count once."""
-    from .tournaments import results, standings
+    from ..tournaments import results, standings
 
     if table_format not in standings.FORMATS:
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
@@ -998,7 +877,7 @@ def table_cmd(
         folders = [results.tournament_folder(p) for p in paths]
         if not any(folders):
             raise typer.BadParameter("--rebuild works on tournament folders (holding manifest.json)", param_hint="--rebuild")
-        from .tournaments.tournament import TournamentError
+        from ..tournaments.tournament import TournamentError
         for folder in dict.fromkeys(f for f in folders if f is not None):
             try:
                 n_logs, n_partie, notes = results.rebuild(folder, rejected := [])
@@ -1027,21 +906,9 @@ def table_cmd(
         raise typer.Exit(1)
 
 
-@bench_app.command("tournament")
-def bench_tournament(
-    bots: int = typer.Option(4, min=3, help="Bots in the round robin (4: 4 tables x 6 arrangements)."),
-    bot: str = typer.Option("random", "--bot", help="The built-in bot that fills the field: random or robot."),
-    partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
-    concurrency: List[int] = typer.Option([1, 2], "--concurrency", "-j", help="Concurrencies to compare (the last against the first)."),
-    repeats: int = typer.Option(2, min=1, help="Runs per concurrency, alternated 1,2,2,1,...; the median is reported."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
-):
-    """The same small tournament at concurrency 1 and 2: deals per second and the speed-up (goal 1.7x)."""
-    from .tournaments.tournament import bench
+from .bench import bench_app  # noqa: E402  (the bench commands use the helpers above)
 
-    if bot not in ("random", "robot"):
-        raise typer.BadParameter("random or robot", param_hint="--bot")
-    _print_bench(bench(bots=bots, partie=partie, concurrency=tuple(concurrency), repeats=repeats, builtin=bot), as_json)
+app.add_typer(bench_app, name="bench")
 
 
 def main() -> None:

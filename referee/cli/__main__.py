@@ -1,0 +1,5 @@
+"""``python -m referee.cli``: the ``marias`` command."""
+
+from . import main
+
+main()

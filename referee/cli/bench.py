@@ -1,0 +1,150 @@
+"""``marias bench …``: benchmarks, each a figure measured in one run (speed is measured here,
+never asserted in tests); a thin shell over :mod:`referee.tools.bench` and friends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from tabulate import tabulate
+
+from . import sandbox_mode
+
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed measured in one run, printed as figures.")
+
+
+@bench_app.command("engine")
+def bench_engine(
+    deals: int = typer.Option(3000, help="Deals per repeat."),
+    repeats: int = typer.Option(5, help="Repeats; the median is reported."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Random legal self-play in-process: deals per second, microseconds per decision."""
+    from ..tools import bench
+
+    r = bench.engine(deals=deals, repeats=repeats)
+    _print_bench(r, as_json)
+
+
+@bench_app.command("referee")
+def bench_referee(
+    partie: int = typer.Option(10, min=1, help="Partie per run (12 deals each)."),
+    runs: int = typer.Option(5, min=1, help="Runs with trivial bots; the minimum CPU per decision is reported."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    sandbox: str = typer.Option("auto", "--sandbox", help="The sandbox of the main figures (auto, bwrap, none); the sandbox's cost (start-up and per decision, with and without it) is measured in the same run either way."),
+):
+    """The referee's own CPU per decision with trivial bots, the engine's CPU per decision (legal actions + view + apply) on the same deals, and their ratio (goal: at most 3), each the minimum of --runs runs. Split in the same runs: the referee with instant in-process seats (rules, messages, bookkeeping; no pipes) and what the bot processes add; a raw echo round trip (wall and CPU) and the ratio the referee would reach if its bot processes cost no more than that, the floor this machine sets. Plus deals per second with three external random bots, and the sandbox's cost (bot start-up and per decision with and without it)."""
+    from ..tools import bench
+
+    _print_bench(bench.referee(partie=partie, runs=runs, sandbox=sandbox_mode(sandbox)), as_json)
+
+
+@bench_app.command("hog")
+def bench_hog(
+    threads: int = typer.Option(16, "--threads", min=1, max=100, help="Busy processes the hog starts (it stays under --bot-processes 128)."),
+    cpu_ms: int = typer.Option(150, "--cpu-ms", min=1, help="CPU ms the victim burns per decision."),
+    partie: int = typer.Option(1, min=1, help="Partie per run (12 deals each)."),
+    runs: int = typer.Option(2, min=1, help="Runs of each case, alternately."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    sandbox: str = typer.Option("auto", "--sandbox", help="The bots' sandbox (auto, bwrap, none)."),
+):
+    """A CPU hog in the next seat: the victim's time per decision (it burns --cpu-ms of CPU each) alone, with a --threads hog in its own cpu cgroup (the default where the machine offers one), and with the same hog without cpu cgroups; medians and ratios to alone. One match at a time."""
+    from ..tools import bench
+
+    _print_bench(bench.hog(threads=threads, cpu_ms=cpu_ms, partie=partie, runs=runs, sandbox=sandbox_mode(sandbox)), as_json)
+
+
+@bench_app.command("validate")
+def bench_validate(
+    deals: int = typer.Option(3000, help="Deals in the generated log (random legal play)."),
+    log: Optional[Path] = typer.Option(None, "--log", dir_okay=False, exists=True, help="Validate this log instead of a generated one."),
+    repeats: int = typer.Option(5, help="Repeats; the median is reported."),
+    jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Processes for the parallel figure (0: one per CPU)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Validated deals per second on one large log (one process and --jobs processes), and the engine's self-play speed (bench engine) measured in the same run."""
+    from ..tools import bench
+
+    _print_bench(bench.validate(deals=deals, log=log, repeats=repeats, jobs=jobs), as_json)
+
+
+@bench_app.command("search")
+def bench_search(
+    positions: int = typer.Option(12, help="Positions solved per number of tricks left (and for betl, durch)."),
+    partie: int = typer.Option(1, help="Partie the search bot plays against two robots for the per-decision figures."),
+    ms: float = typer.Option(100.0, "--ms", min=1, help="The bot's time budget per decision in that partie."),
+    seed: int = typer.Option(1, help="Seed of the positions and partie."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """The search bot's solver: CPU time and nodes per exact solve by tricks left (trump games; betl and durch from the first trick), nodes per CPU second; and the bot at its budget: CPU time per decision, worlds per decision."""
+    from ..tools import bench
+
+    _print_bench(bench.search(positions=positions, seed=seed, partie=partie, ms=ms), as_json)
+
+
+@bench_app.command("table")
+def bench_table(
+    partie: int = typer.Option(100_000, min=6, help="Rows of the generated results database (partie)."),
+    bots: int = typer.Option(24, min=3, help="Bots of the generated season."),
+    keep: Optional[Path] = typer.Option(None, "--keep", file_okay=False, help="Write the generated tournament folder here (and keep it) instead of a temporary one."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """`marias table FOLDER --format json --series 10` on a generated results database of --partie synthetic, valid rows: its CPU seconds and peak memory (goal: 100,000 partie in <= 30 s and <= 300 MB)."""
+    from ..tools import bench_ladder
+
+    _print_bench(bench_ladder.table(partie=partie, bots=bots, keep=keep), as_json)
+
+
+@bench_app.command("validate-memory")
+def bench_validate_memory(
+    deals: List[int] = typer.Option([1200, 12000], "--deals", help="Sizes of the generated logs in deals (repeatable; the last against the first)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Peak memory of `marias validate LOG` on generated logs of each --deals size: flat memory whatever the file size."""
+    from ..tools import bench_ladder
+
+    if len(deals) < 2:
+        raise typer.BadParameter("give at least two sizes", param_hint="--deals")
+    _print_bench(bench_ladder.validate_memory(tuple(deals)), as_json)
+
+
+@bench_app.command("cluster")
+def bench_cluster(
+    bots: int = typer.Option(4, min=3, help="Bots in the round robin (4: 4 tables x 6 arrangements)."),
+    bot: str = typer.Option("random", "--bot", help="The built-in bot that fills the field: random or robot."),
+    partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
+    workers: int = typer.Option(2, min=1, help="Local pool concurrency, and Dask worker processes (one thread each)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """The same tournament on the local pool and on a Dask cluster on this machine (`dask scheduler` and `dask worker` processes on 127.0.0.1): units per second, and the coordinator's CPU per accepted unit."""
+    from ..tools import bench_ladder
+
+    if bot not in ("random", "robot"):
+        raise typer.BadParameter("random or robot", param_hint="--bot")
+    _print_bench(bench_ladder.cluster(bots=bots, partie=partie, workers=workers, builtin=bot), as_json)
+
+
+def _print_bench(result: dict, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        typer.echo(tabulate([(k, v) for k, v in result.items()], tablefmt="plain"))
+
+
+@bench_app.command("tournament")
+def bench_tournament(
+    bots: int = typer.Option(4, min=3, help="Bots in the round robin (4: 4 tables x 6 arrangements)."),
+    bot: str = typer.Option("random", "--bot", help="The built-in bot that fills the field: random or robot."),
+    partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
+    concurrency: List[int] = typer.Option([1, 2], "--concurrency", "-j", help="Concurrencies to compare (the last against the first)."),
+    repeats: int = typer.Option(2, min=1, help="Runs per concurrency, alternated 1,2,2,1,...; the median is reported."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """The same small tournament at concurrency 1 and 2: deals per second and the speed-up (goal 1.7x)."""
+    from ..tournaments.tournament import bench
+
+    if bot not in ("random", "robot"):
+        raise typer.BadParameter("random or robot", param_hint="--bot")
+    _print_bench(bench(bots=bots, partie=partie, concurrency=tuple(concurrency), repeats=repeats, builtin=bot), as_json)
