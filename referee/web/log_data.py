@@ -1,0 +1,183 @@
+"""What the log page and its replayer show, read from a match log and replayed by the engine.
+
+The replayer's data for one deal comes from the deal record replayed through the rules
+engine (:func:`referee.logs.replay.replay_record`): at every step the three seats' views
+are :meth:`Deal.view` — the very redaction the referee sends in its requests — and the
+events each seat was told after each action are the referee's own
+:func:`referee.matches.tell.deal_events`.  So a seat's view on the page is exactly what that
+seat knew; the all-seeing view adds what the engine holds (every hand, the trump card, the
+talon, the unredacted bidding).  No second redaction exists here.
+
+Views are sent as deltas (each step: the keys that changed since the step before), which
+the page applies in order; a deal of 40 decisions weighs a few kilobytes.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from protocol import messages as M
+
+from ..logs.log import read_log
+from ..logs.replay import replay_record
+from ..logs.validate import parse_deck
+from ..matches.tell import deal_events
+from ..rules.actions import ActionError, parse_action
+from ..rules.deal import Deal, IllegalAction
+
+
+class LogError(ValueError):
+    """The file is not a log, or holds no such deal."""
+
+
+def _records(path: Path) -> tuple[list[dict], list[str]]:
+    records, problems = read_log(path)
+    if not records or records[0].get("type") != "header":
+        raise LogError(f"{path.name}: not a marias log" + (f" ({problems[0]})" if problems else ""))
+    return records, problems
+
+
+def bot_labels(header: dict) -> list[str]:
+    out = []
+    for i, b in enumerate(header.get("bots") or []):
+        out.append(str(b.get("label") or b.get("name") or f"seat {i}"))
+    return out
+
+
+def command_text(bot: dict) -> str:
+    """A header bot's command as a ``--bot`` argument: a built-in by its name, else the argv quoted."""
+    cmd = bot.get("command")
+    if isinstance(cmd, list):
+        return shlex.join(str(x) for x in cmd)
+    cmd = str(cmd or "")
+    return cmd.split(":", 1)[1] if cmd.startswith("builtin:") else cmd
+
+
+def log_data(path: Path, rel: str) -> dict:
+    """The log's header facts, its partie and deals (contract, actor, result, faults), no replay."""
+    records, problems = _records(path)
+    header = records[0]
+    labels = bot_labels(header)
+    parties: list[dict] = []
+    current = None
+    footer = None
+    for r in records[1:]:
+        t = r.get("type")
+        if t == "partie_start":
+            seating = r.get("seating") or [0, 1, 2]
+            current = {"partie": r.get("partie"), "players": [labels[i] if i < len(labels) else f"seat {i}" for i in seating],
+                       "deals": [], "totals": None, "places": None, "forfeit": None}
+            parties.append(current)
+        elif t == "deal" and current is not None:
+            res = r.get("result") or {}
+            current["deals"].append({
+                "deal": r.get("deal"), "forhont": r.get("forhont"), "game": r.get("game"),
+                "contract": r.get("contract"), "actor": r.get("actor"), "trump": r.get("trump"),
+                "levels": r.get("levels") or {}, "kind": res.get("kind"), "payments": res.get("payments"),
+                "faults": [{"seat": f.get("seat"), "kind": f.get("kind"), "message": f.get("message")}
+                           for f in (r.get("faults") or []) if isinstance(f, dict)],
+            })
+        elif t == "forfeit" and current is not None:
+            current["forfeit"] = {"seat": r.get("seat"), "from_deal": r.get("from_deal")}
+        elif t == "partie_end" and current is not None:
+            current["totals"], current["places"] = r.get("totals"), r.get("places")
+        elif t == "footer":
+            footer = r
+    return {"path": rel, "name": path.name, "labels": labels, "bots": header.get("bots") or [],
+            "created": header.get("created"), "referee_version": header.get("referee_version"),
+            "rules_version": header.get("rules_version"), "sandbox": header.get("sandbox", "none"),
+            "limits": header.get("limits") or {}, "complete": footer is not None,
+            "seed": (footer or {}).get("seed"), "totals": (footer or {}).get("totals"),
+            "problems": problems[:5], "parties": parties}
+
+
+def _delta(prev: dict | None, view: dict) -> dict:
+    if prev is None:
+        return view
+    return {k: v for k, v in view.items() if prev.get(k) != v}
+
+
+def _fault_rule(rec: dict, deck, fault: dict) -> dict:
+    """The rule a faulty answer broke: the engine's verdict on the action in its evidence, where it
+    holds one; else R12.1 (a breach of the protocol: a timeout, a crash, a malformed line)."""
+    out = {"rule": "R12.1", "detail": None}
+    try:
+        answer = json.loads(fault.get("evidence") or "")
+        text = answer.get("action") if isinstance(answer, dict) else None
+    except ValueError:
+        text = None
+    if not isinstance(text, str):
+        return out
+    d = Deal(deck, rec["forhont"])
+    for dec in rec.get("decisions") or []:
+        d.apply(parse_action(dec["action"]))
+    try:
+        d.verify(parse_action(text))
+    except IllegalAction as e:
+        out = {"rule": e.rule, "detail": e.detail}
+    except ActionError as e:
+        out = {"rule": "R12.1", "detail": f"not an action: {e}"}
+    return out
+
+
+def replay_data(path: Path, rel: str, partie: int, deal: int) -> dict:
+    """One deal, step by step: the views of the three seats (deltas), the events each was told,
+    the decisions, and the all-seeing facts; with the fault's evidence, rule and replay command."""
+    records, _ = _records(path)
+    header = records[0]
+    rec = next((r for r in records if r.get("type") == "deal" and r.get("partie") == partie and r.get("deal") == deal), None)
+    if rec is None:
+        raise LogError(f"{path.name}: no deal {deal} in partie {partie}")
+    seating = next((r.get("seating") for r in records if r.get("type") == "partie_start" and r.get("partie") == partie), None)
+    labels = bot_labels(header)
+    seating = seating or [0, 1, 2]
+    players = [labels[i] if i < len(labels) else f"seat {i}" for i in seating]
+    deck, why = parse_deck(rec.get("deck"))
+    if why:
+        raise LogError(f"deal {deal}: cannot replay: {why}")
+    decisions = rec.get("decisions") or []
+    steps: list[dict] = []
+    prev: list[dict | None] = [None, None, None]
+    marks = {"tricks": 0, "hlasky": 0}
+
+    def on_step(d: Deal, i: int) -> None:
+        events = [[], [], []]
+        if i > 0:
+            last = decisions[i - 1]
+            events = [deal_events(d, last["decision"], marks["tricks"], marks["hlasky"], s) for s in range(3)]
+        if d.fault_info is not None:
+            fe = M.fault_event(d.fault_info.seat, d.fault_info.kind)
+            for s in range(3):
+                if s != d.fault_info.seat:  # the faulting bot is not told (its process was stopped)
+                    events[s].append(fe)
+        views = []
+        for s in range(3):
+            v = d.view(s)
+            views.append(_delta(prev[s], v))
+            prev[s] = v
+        nxt = decisions[i] if i < len(decisions) else None
+        steps.append({"views": views, "events": events,
+                      "next": None if nxt is None else {k: nxt.get(k) for k in ("seat", "decision", "action", "ms")},
+                      "all": {"talon": [str(c) for c in d.talon], "trump_card": str(d.trump_card) if d.trump_card is not None else None,
+                              "hands": [[str(c) for c in h] for h in d.hands]}})
+        marks["tricks"], marks["hlasky"] = len(d.tricks), len(d.hlasky)
+
+    rp = replay_record(rec, deck, on_step=on_step)
+    fault = None
+    faults = rec.get("faults") or []
+    if faults:
+        f = faults[0]
+        seat = f.get("seat")
+        bot = (header.get("bots") or [{}] * 3)[seating[seat]] if seat in (0, 1, 2) else {}
+        fault = {**{k: f.get(k) for k in ("seat", "kind", "message", "evidence", "elapsed")},
+                 **_fault_rule(rec, deck, f), "settlement": "R12.2",
+                 "command": f"marias replay {shlex.quote(str(path))} --partie {partie} --deal {deal} --seat {seat} "
+                            f"--bot {shlex.quote(command_text(bot) or 'BOT')}"}
+    return {"path": rel, "partie": partie, "deal": deal, "players": players, "forhont": rec.get("forhont"),
+            "dealer": rec.get("dealer"), "cut": rec.get("cut"), "hands": rec.get("hands"),
+            "decisions": decisions, "trump_card": rec.get("trump_card"), "zlidu": rec.get("zlidu"),
+            "talons": rec.get("talons"), "game": rec.get("game"), "contract": rec.get("contract"),
+            "result": rec.get("result"), "fault": fault, "steps": steps,
+            "problems": [f"{r}: {m}" for r, m in rp.problems]}
