@@ -75,11 +75,11 @@
         ...["all", 0, 1, 2].map((w) => el("button", { type: "button", class: this.who === w ? "on" : null, "data-who": w,
           onclick: () => this.setWho(w) }, w === "all" ? "all-seeing" : "seat " + w + " (" + this.label(w) + ")")));
       const ctl = el("div", { class: "controls" },
-        el("button", { type: "button", id: "first", onclick: () => this.go(0), title: "Home" }, "⏮"),
+        el("button", { type: "button", id: "first", onclick: () => this.go(0), title: "Home" }, "« first"),
         el("button", { type: "button", id: "prev", onclick: () => this.go(i - 1), title: "←" }, "◀ back"),
         el("span", { id: "step-no", "data-step": i }, "step " + i + " / " + (n - 1)),
         el("button", { type: "button", id: "next", onclick: () => this.go(i + 1), title: "→" }, "next ▶"),
-        el("button", { type: "button", id: "last", onclick: () => this.go(n - 1), title: "End" }, "⏭"),
+        el("button", { type: "button", id: "last", onclick: () => this.go(n - 1), title: "End" }, "last »"),
         el("span", { class: "muted" }, "  keys ← → Home End · 0 1 2 a: the view"));
       const navs = el("div", { class: "dealnav" },
         this.nav.prev ? el("a", { href: this.nav.prev, id: "prev-deal" }, "← previous deal") : null, " ",
