@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from urllib.parse import parse_qs
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -58,7 +59,7 @@ class Headers:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 headers += [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-                            (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY")]
+                            (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY")]
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -193,7 +194,8 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     # ------------------------------------------------------------------ play
     async def play_start(request: Request):
-        form = await request.form()
+        body = (await request.body()).decode("utf-8", "replace")
+        form = {k: v[0] for k, v in parse_qs(body).items()}  # a urlencoded form (no multipart parser needed)
         try:
             session = sessions.start(int(form.get("seat", "0")), [str(form.get("bot1", "")), str(form.get("bot2", ""))])
         except ValueError as e:
@@ -268,6 +270,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     routes = [
         Route("/", index),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
         Route("/tournament/{root:int}/{path:path}", tournament_page),
         Route("/api/tournament/{root:int}/{path:path}", tournament_api),
         Route("/events/tournament/{root:int}/{path:path}", tournament_events),
