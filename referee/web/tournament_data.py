@@ -36,7 +36,7 @@ SERIES = 10
 def signature(folder: Path) -> tuple:
     """Changes whenever a running tournament accepts a unit (or a run is stopped and resumed)."""
     sig = []
-    for name in (R.DB_FILE, R.DB_FILE + "-wal", T.JOURNAL_FILE, T.MANIFEST_FILE, T.STATE_FILE, T.LOGS_DIR, "."):
+    for name in (R.DB_FILE, R.DB_FILE + "-wal", T.JOURNAL_FILE, T.MANIFEST_FILE, T.STATE_FILE, T.LOGS_DIR):
         try:
             st = os.stat(folder / name)
             sig.append((name, st.st_mtime_ns, st.st_size))
