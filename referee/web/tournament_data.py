@@ -150,7 +150,11 @@ def tournament_data(folder: Path) -> dict:
             out["duel"] = duel_data(folder)
         except (OSError, ValueError, KeyError) as e:
             out["duel_error"] = str(e)
-    src = R.gather([folder])
+    if "duel" in out:  # a duel plans its groups as it goes: its manifest names no unit, so its logs are read
+        from ..logs.validate import log_files
+        src = R.gather(log_files([folder / T.LOGS_DIR]) if (folder / T.LOGS_DIR).is_dir() else [])
+    else:
+        src = R.gather([folder])
     try:
         t = S.compute(src.summaries, src.fps_of)
     finally:
@@ -167,6 +171,8 @@ def tournament_data(folder: Path) -> dict:
     if "duel" in out:
         done = sum(1 for p in (folder / T.LOGS_DIR).glob("g*-s*.jsonl")) if (folder / T.LOGS_DIR).is_dir() else 0
     out["progress"] = progress(folder, done)
+    if "duel" in out and out["duel"]["decision"] != "continue" and out["progress"]["state"] != "running":
+        out["progress"]["state"] = "finished"
     out["logs"] = sorted({os.path.relpath(p.source, folder).replace(os.sep, "/") for p in t.parties})[:5000]
     return out
 
