@@ -56,6 +56,8 @@ def served(tmp_path_factory):
     marias("tournament", "-b", "a=random:1", "-b", "b=random:2", "-b", "c=random:3", "--partie", "1",
            "--arrangements", "rotations", "--seed", "7", "--out", str(root / "tour"), "--concurrency", "2",
            "--sandbox", "none")
+    marias("duel", "a=random:1", "b=random:2", "--max-groups", "2", "--seed", "4", "--out", str(root / "duel"), "-j", "2",
+           "--quiet")
     (root / "bad.py").write_text(BAD_BOT)
     marias("match", "-b", "random", "-b", f"{sys.executable} bad.py", "-b", "random", "--partie", "1",
            "--log", "logs", "--seed", "3", "--sandbox", "none", cwd=root, check=False)
@@ -158,6 +160,36 @@ def test_the_tournament_data_are_the_tables_of_marias_table(served, client):
     for name, c in d["curves"].items():
         assert c["y"][-1] == next(r["groše"] for r in d["tables"]["standings"] if r["bot"] == name)
     assert sum(r["won"] + r["lost"] for r in d["contracts"]) > 0
+
+
+def test_the_duel_page_has_the_sprt_group_by_group(served, client):
+    from referee.tournaments import duel
+
+    d = client.get("/api/tournament/0/duel").json()
+    r = duel.report(served / "duel")
+    assert d["duel"]["groups"] == r["groups"] == 2 and d["duel"]["decision"] == r["decision"]
+    assert len(d["duel"]["llr_by_group"]) == 2 and d["duel"]["llr_by_group"][0] == 0
+    if isinstance(r["llr"], float):
+        assert d["duel"]["llr_by_group"][-1] == pytest.approx(r["llr"], abs=1e-3)
+    assert d["progress"]["state"] == "finished"
+    assert sum(row["partie"] for row in d["tables"]["standings"]) == 12 * 3
+
+
+def test_the_table_cache_answers_at_once_and_recomputes_behind(served):
+    from referee.web.tournament_data import TableCache
+
+    cache = TableCache()
+    folder = served / "tour"
+    first = cache.get(folder)
+    assert cache.get(folder) is first
+    journal = folder / "units.journal"
+    journal.write_text(journal.read_text())  # touched: as when a unit is accepted
+    os.utime(journal, ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert cache.get(folder) is first  # at once, the last tables
+    t0 = time.monotonic()
+    while cache.peek(folder) is first and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    assert cache.peek(folder) is not first and cache.peek(folder)["tables"] == first["tables"]
 
 
 def test_the_log_data_list_every_deal_with_its_result(served, client):

@@ -30,7 +30,7 @@ from starlette.templating import Jinja2Templates
 from .folders import Refused, Roots
 from .log_data import LogError, log_data, replay_data
 from .play import Sessions
-from .tournament_data import TableCache, progress, signature
+from .tournament_data import TableCache, progress
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -122,19 +122,19 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             return _refused(e)
 
         async def stream():
-            last_sig, last_prog = None, None
+            last, last_prog = None, None
             while not await request.is_disconnected():
-                sig = await run_in_threadpool(signature, folder)
-                if sig != last_sig:
-                    try:
-                        data = await run_in_threadpool(cache.get, folder)
-                    except (OSError, ValueError) as e:
-                        data = {"error": str(e)}
-                    last_sig, last_prog = sig, data.get("progress")
+                try:
+                    data = await run_in_threadpool(cache.get, folder)
+                except (OSError, ValueError) as e:
+                    data = {"error": str(e), "computed": str(e)}
+                if data.get("computed") != last:  # new tables (a unit was accepted, the run stopped or resumed)
+                    last, last_prog = data.get("computed"), data.get("progress")
                     yield f"event: data\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
                 else:
-                    done = (last_prog or {}).get("done", 0)
-                    prog = await run_in_threadpool(progress, folder, done)
+                    prog = await run_in_threadpool(progress, folder, (last_prog or {}).get("done", 0))
+                    if data.get("duel") and data["progress"]["state"] == "finished" and prog["state"] != "running":
+                        prog["state"] = "finished"
                     if prog != last_prog:
                         last_prog = prog
                         yield f"event: progress\ndata: {json.dumps(prog)}\n\n"

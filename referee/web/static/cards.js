@@ -125,7 +125,7 @@ M.Teller = class {
       for (const w of f.words) this.pending.add(w);
       return who + ": „" + words + "“";
     }
-    if (decision === "play") return text === "lay" ? who + ": lays the cards down (R8)" : who + " plays " + M.cardText(text.slice(5));
+    if (decision === "play") return text === "lay" ? who + ": lays the cards down (R8)" : who + (who === "you" ? " play " : " plays ") + M.cardText(text.slice(5));
     return who + ": " + text;
   }
   event(ev) {
