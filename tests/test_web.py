@@ -301,3 +301,48 @@ def test_play_bots_are_only_the_offered_ones(tmp_path):
     sessions = Sessions(tmp_path)
     with pytest.raises(ValueError):
         sessions.start(0, ["random", "rm -rf /"])
+
+
+def test_marias_serve_prints_its_url_and_answers_there(served):
+    import signal
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*MARIAS, "serve", str(served), "--port", str(port)], stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        url = re.search(r"(http://\S+/)", line).group(1)
+        assert url == f"http://127.0.0.1:{port}/"
+        body = urllib.request.urlopen(url, timeout=30).read().decode()
+        assert "Tournaments and duels" in body and "tour" in body
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(url + "api/log/0/tour/tournament.json", timeout=30)
+        assert e.value.code == 404
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+
+
+def test_serving_beyond_loopback_warns(served, monkeypatch):
+    from referee.web import serve as web_serve
+
+    import io
+
+    import uvicorn
+
+    calls = []
+
+    def run(self):
+        calls.append(self.config.host)
+        self.started = True
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    err = io.StringIO()
+    assert web_serve.serve([served], host="0.0.0.0", port=8123, out=err) == 0
+    assert "warning: serving on 0.0.0.0" in err.getvalue() and calls == ["0.0.0.0"]
+    err = io.StringIO()
+    assert web_serve.serve([served], out=err) == 0
+    assert "warning" not in err.getvalue() and calls[-1] == "127.0.0.1"

@@ -147,7 +147,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
     # ------------------------------------------------------------------ logs and replays
     def _log(request: Request) -> tuple[Path, str]:
         root, rel = _root(request)
-        return roots.resolve(root, rel, want="file"), f"{root}/{rel}"
+        path = roots.resolve(root, rel, want="file")
+        if not rel.endswith(".jsonl") or rel.endswith(".transcript.jsonl"):
+            raise Refused(404, f"{rel}: not a log (a .jsonl file)")
+        return path, f"{root}/{rel}"
 
     async def log_page(request: Request):
         try:

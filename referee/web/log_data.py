@@ -8,8 +8,8 @@ events each seat was told after each action are the referee's own
 seat knew; the all-seeing view adds what the engine holds (every hand, the trump card, the
 talon, the unredacted bidding).  No second redaction exists here.
 
-Views are sent as deltas (each step: the keys that changed since the step before), which
-the page applies in order; a deal of 40 decisions weighs a few kilobytes.
+Views (and the all-seeing facts) are sent as deltas (each step: the keys that changed since the
+step before), which the page applies in order; a deal of 40 decisions weighs a few kilobytes.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def replay_data(path: Path, rel: str, partie: int, deal: int) -> dict:
         raise LogError(f"deal {deal}: cannot replay: {why}")
     decisions = rec.get("decisions") or []
     steps: list[dict] = []
-    prev: list[dict | None] = [None, None, None]
+    prev: list[dict | None] = [None, None, None, None]  # the three seats' views, and the all-seeing facts
     marks = {"tricks": 0, "hlasky": 0}
 
     def on_step(d: Deal, i: int) -> None:
@@ -158,10 +158,11 @@ def replay_data(path: Path, rel: str, partie: int, deal: int) -> dict:
             views.append(_delta(prev[s], v))
             prev[s] = v
         nxt = decisions[i] if i < len(decisions) else None
-        steps.append({"views": views, "events": events,
-                      "next": None if nxt is None else {k: nxt.get(k) for k in ("seat", "decision", "action", "ms")},
-                      "all": {"talon": [str(c) for c in d.talon], "trump_card": str(d.trump_card) if d.trump_card is not None else None,
-                              "hands": [[str(c) for c in h] for h in d.hands]}})
+        everything = {"talon": [str(c) for c in d.talon], "trump_card": str(d.trump_card) if d.trump_card is not None else None,
+                      "hands": [[str(c) for c in h] for h in d.hands]}
+        steps.append({"views": views, "events": events, "all": _delta(prev[3], everything),
+                      "next": None if nxt is None else {k: nxt.get(k) for k in ("seat", "decision", "action", "ms")}})
+        prev[3] = everything
         marks["tricks"], marks["hlasky"] = len(d.tricks), len(d.hlasky)
 
     rp = replay_record(rec, deck, on_step=on_step)

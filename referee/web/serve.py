@@ -58,7 +58,15 @@ def serve(folders: list[Path], host: str = "127.0.0.1", port: int = 8000, *, pla
                      max_bytes=int(max_mb * 2**20) if max_mb else None)
     warm(app, folders)
     shown = f"[{host}]" if ":" in host else host
-    print(f"marias serve: http://{shown}:{port}/  (folders: {', '.join(str(f) for f in app.state.roots.folders)}; "
-          f"Ctrl-C stops)", file=out, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
-    return 0
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+
+    def announce():  # the URL once it answers
+        while not server.started and not server.should_exit:
+            threading.Event().wait(0.05)
+        if server.started:
+            print(f"marias serve: http://{shown}:{port}/  (folders: {', '.join(str(f) for f in app.state.roots.folders)}; "
+                  f"Ctrl-C stops)", file=out, flush=True)
+
+    threading.Thread(target=announce, daemon=True).start()
+    server.run()
+    return 0 if server.started else 1

@@ -10,6 +10,9 @@
       this.d = data; this.node = node; this.nav = nav || {};
       this.i = 0; this.who = "all"; // "all" or 0, 1, 2
       this.views = [[], [], []];
+      this.alls = [];
+      let every = {};
+      for (const st of data.steps) { every = { ...every, ...st.all }; this.alls.push(every); }
       for (let s = 0; s < 3; s++) {
         let cur = {};
         for (const st of data.steps) { cur = { ...cur, ...st.views[s] }; this.views[s].push(cur); }
@@ -67,7 +70,7 @@
       const s0 = this.who === "all" ? 0 : this.who;
       const view = this.views[s0][i]; // the common facts (tricks, trick, points, hlášky) are the same in every seat's view
       const own = this.who === "all" ? null : view;
-      const all = st.all;
+      const all = this.alls[i];
       const trump = this.who === "all" ? (i > 0 ? d.trump_card : null) : own.trump_card;
       const talon = this.who === "all" ? all.talon : own.talon;
       const n = d.steps.length;
