@@ -31,6 +31,7 @@ from ..tournaments.sprt import SPRTState
 #: At most this many points per bot in the cumulative groše plot (the curve is sampled evenly).
 CURVE_POINTS = 400
 SERIES = 10
+MAX_LOGS_LISTED = 5000
 
 
 def signature(folder: Path) -> tuple:
@@ -126,6 +127,13 @@ def _contracts(play_rows: list[dict]) -> list[dict]:
     return out
 
 
+def _log_names(folder: Path, sources: set) -> list[str]:
+    """The logs behind the tables, relative to the folder (string work: a season has 100,000 of them)."""
+    prefix = str(folder) + os.sep
+    names = sorted(x[len(prefix):] if x.startswith(prefix) else os.path.relpath(x, folder) for x in sources)
+    return [n.replace(os.sep, "/") for n in names[:MAX_LOGS_LISTED]]
+
+
 def duel_data(folder: Path) -> dict:
     """The head-to-head result and its LLR group by group (the SPRT replayed over the same samples)."""
     r = D.report(folder)
@@ -173,7 +181,7 @@ def tournament_data(folder: Path) -> dict:
     out["progress"] = progress(folder, done)
     if "duel" in out and out["duel"]["decision"] != "continue" and out["progress"]["state"] != "running":
         out["progress"]["state"] = "finished"
-    out["logs"] = sorted({os.path.relpath(p.source, folder).replace(os.sep, "/") for p in t.parties})[:5000]
+    out["logs"] = _log_names(folder, {p.source for p in t.parties})
     return out
 
 
