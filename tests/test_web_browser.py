@@ -215,3 +215,25 @@ def test_a_person_plays_a_whole_partie_by_clicking(browser, server, tmp_path):
     assert r.returncode == 0, r.stdout
     browser.find_element(By.ID, "log-link").click()
     wait(lambda: browser.find_element(By.ID, "complete").text.startswith("complete"), what="the log page")
+
+
+def test_the_report_opens_offline_and_replays(browser, tmp_path):
+    marias("tournament", "-b", "a=random:1", "-b", "b=random:2", "-b", "r=robot", "--partie", "1", "--arrangements", "fixed",
+           "--seed", "3", "--out", str(tmp_path / "t"), "--concurrency", "1", "--sandbox", "none")
+    out = tmp_path / "t.html"
+    marias("report", str(tmp_path / "t"), "-o", str(out))
+    browser.get(out.as_uri())
+    wait(lambda: browser.find_element(By.ID, "table-standings"), what="the standings")
+    assert browser.find_element(By.CSS_SELECTOR, "#curves canvas")  # the chart library ran, offline
+    browser.find_element(By.CSS_SELECTOR, "#logs a").click()
+    wait(lambda: len(browser.find_elements(By.CSS_SELECTOR, "table.deals tr[data-deal]")) == 12, what="the log")
+    browser.find_elements(By.CSS_SELECTOR, "a.replay-link")[4].click()
+    wait(lambda: browser.find_element(By.ID, "step-no"), what="the replayer")
+    for _ in range(12):
+        browser.find_element(By.ID, "next").click()
+    assert browser.find_element(By.ID, "step-no").get_attribute("data-step") == "12"
+    assert "null" not in browser.find_element(By.ID, "replay").text.split()
+    browser.save_screenshot(str(shots_dir(tmp_path) / "web-report-replay.png"))
+    browser.find_element(By.ID, "next-deal").click()
+    wait(lambda: browser.find_element(By.ID, "step-no").get_attribute("data-step") == "0", what="the next deal")
+    assert "deal 6" in browser.find_element(By.CSS_SELECTOR, "#replay h2").text

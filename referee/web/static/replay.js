@@ -142,8 +142,8 @@
           el("p", {}, "repeat this deal to the bot:"), el("pre", { id: "replay-command" }, f.command));
       }
       const head = el("h2", {}, "partie " + d.partie + " · deal " + d.deal + " · cut " + (d.cut === null ? "— (deal 1)" : d.cut));
-      this.node.replaceChildren(head, navs, who, ctl, el("div", { class: "board" }, table, story), fault,
-        d.problems.length ? el("p", { class: "error" }, "replay problems: " + d.problems.join("; ")) : null);
+      this.node.replaceChildren(...[head, navs, who, ctl, el("div", { class: "board" }, table, story), fault,
+        d.problems.length ? el("p", { class: "error" }, "replay problems: " + d.problems.join("; ")) : null].filter(Boolean));
     }
   };
 
