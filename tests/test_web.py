@@ -346,3 +346,12 @@ def test_serving_beyond_loopback_warns(served, monkeypatch):
     err = io.StringIO()
     assert web_serve.serve([served], out=err) == 0
     assert "warning" not in err.getvalue() and calls[-1] == "127.0.0.1"
+
+
+def test_an_abandoned_game_is_stopped(tmp_path, monkeypatch):
+    from referee.web import play
+
+    monkeypatch.setattr(play, "ABANDONED_S", 0.5)
+    s = Sessions(tmp_path, sandbox="none").start(0, ["random", "random"])
+    s.thread.join(60)
+    assert s.state == "stopped"

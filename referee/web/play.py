@@ -37,6 +37,8 @@ from ..seats.streams import open_private
 NO_LIMIT_MS = 86_400_000
 #: sessions kept (finished ones are forgotten first)
 MAX_SESSIONS = 16
+#: a game whose page has not been connected for this long is stopped (the person left)
+ABANDONED_S = 1800.0
 
 
 class Stop(KeyboardInterrupt):
@@ -114,6 +116,7 @@ class Session:
     _stop: bool = False
     thread: threading.Thread | None = None
     transcript: object = None
+    last_seen: float = field(default_factory=time.monotonic)  # when a page last read the lines
 
     def emit(self, lines: list[str]) -> None:
         with self._cond:
@@ -131,7 +134,7 @@ class Session:
     def wait_answer(self, timeout_s: float | None) -> str | None:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
-            if self._stop:
+            if self._stop or time.monotonic() - self.last_seen > ABANDONED_S:
                 raise Stop()
             left = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
             if left <= 0:
@@ -178,6 +181,7 @@ class Session:
 
     def wait_lines(self, start: int, timeout: float) -> list[str]:
         """The lines from index ``start`` on, waiting up to ``timeout`` s for one."""
+        self.last_seen = time.monotonic()
         with self._cond:
             if len(self.lines) <= start and self.state in ("starting", "playing"):
                 self._cond.wait(timeout)
