@@ -192,13 +192,18 @@ class TableCache:
     tournament in the background as it starts).  After that a request never waits for the
     tables: when the folder has changed it gets the last data at once while one recomputation
     runs in a thread of its own (a live page is told when it is done); so a page over a
-    database of 100,000 partie answers in milliseconds even while its tournament runs."""
+    database of 100,000 partie answers in milliseconds even while its tournament runs.  A folder
+    whose tables take long is recomputed at most every ``PACE`` times that long (a live page
+    over a large season takes a fifth of a core, not a whole one)."""
+
+    PACE = 5.0
 
     def __init__(self):
         self._lock = threading.Lock()
         self._entries: dict[Path, tuple[tuple, dict]] = {}
         self._folder_locks: dict[Path, threading.Lock] = {}
         self._computing: set[Path] = set()
+        self._cost: dict[Path, tuple[float, float]] = {}  # folder -> (seconds the last computation took, when it ended)
 
     def _compute(self, folder: Path) -> dict:
         with self._lock:
@@ -209,9 +214,11 @@ class TableCache:
                 hit = self._entries.get(folder)
             if hit is not None and hit[0] == sig:
                 return hit[1]
+            t0 = time.monotonic()
             data = tournament_data(folder)
             with self._lock:
                 self._entries[folder] = (sig, data)
+                self._cost[folder] = (time.monotonic() - t0, time.monotonic())
             return data
 
     def _background(self, folder: Path) -> None:
@@ -228,9 +235,10 @@ class TableCache:
         sig = signature(folder)
         with self._lock:
             hit = self._entries.get(folder)
+            took, ended = self._cost.get(folder, (0.0, 0.0))
             if hit is None or hit[0] == sig:
                 pass
-            elif folder not in self._computing:
+            elif folder not in self._computing and time.monotonic() - ended >= self.PACE * took:
                 self._computing.add(folder)
                 threading.Thread(target=self._background, args=(folder,), name="tables", daemon=True).start()
         if hit is not None:
