@@ -90,7 +90,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
     async def index(request: Request):
         items = await run_in_threadpool(roots.items)
         return TEMPLATES.TemplateResponse(request, "index.html", {
-            "title": "marias", "items": items, "roots": [str(f) for f in roots.folders], "bots": sessions.choices(),
+            "title": "the served folders", "items": items, "roots": [str(f) for f in roots.folders], "bots": sessions.choices(),
             "page": {"kind": "index"}, "inline": None})
 
     # ------------------------------------------------------------------ tournaments and duels

@@ -15,6 +15,7 @@ step before), which the page applies in order; a deal of 40 decisions weighs a f
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -117,8 +118,9 @@ def _fault_rule(rec: dict, deck, fault: dict) -> dict:
         d.verify(parse_action(text))
     except IllegalAction as e:
         out = {"rule": e.rule, "detail": e.detail}
-    except ActionError as e:
-        out = {"rule": "R12.1", "detail": f"not an action: {e}"}
+    except ActionError as e:  # its message names the rule first ("R1.2: malformed card ...")
+        m = re.match(r"(R\d+(?:\.\d+)*): (.*)", str(e), re.S)
+        out = {"rule": m.group(1), "detail": f"not an action: {m.group(2)}"} if m else {"rule": "R12.1", "detail": f"not an action: {e}"}
     return out
 
 
