@@ -95,9 +95,20 @@ def log_data(path: Path, rel: str) -> dict:
 
 
 def _delta(prev: dict | None, view: dict) -> dict:
+    """The keys of ``view`` that changed since ``prev``; a list that only grew is sent as
+    ``{"+": the new items}`` (the bids, the tricks, the hlášky)."""
     if prev is None:
         return view
-    return {k: v for k, v in view.items() if prev.get(k) != v}
+    out = {}
+    for k, v in view.items():
+        old = prev.get(k)
+        if old == v:
+            continue
+        if type(v) is list and type(old) is list and old and len(v) > len(old) and v[:len(old)] == old:
+            out[k] = {"+": v[len(old):]}
+        else:
+            out[k] = v
+    return out
 
 
 def _fault_rule(rec: dict, deck, fault: dict) -> dict:
@@ -162,6 +173,7 @@ def replay_data(path: Path, rel: str, partie: int, deal: int) -> dict:
         nxt = decisions[i] if i < len(decisions) else None
         everything = {"talon": [str(c) for c in d.talon], "trump_card": str(d.trump_card) if d.trump_card is not None else None,
                       "hands": [[str(c) for c in h] for h in d.hands]}
+        events = [events[0]] + [None if e == events[0] else e for e in events[1:]]  # null: as seat 0's
         steps.append({"views": views, "events": events, "all": _delta(prev[3], everything),
                       "next": None if nxt is None else {k: nxt.get(k) for k in ("seat", "decision", "action", "ms")}})
         prev[3] = everything

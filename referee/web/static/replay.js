@@ -5,6 +5,15 @@
 (function () {
   const el = M.el;
 
+  /* A step's delta (referee/web/log_data.py): the keys that changed; {"+": items} appends to a list. */
+  M.applyDelta = function (prev, delta) {
+    const out = { ...prev };
+    for (const [k, v] of Object.entries(delta)) {
+      out[k] = v && typeof v === "object" && !Array.isArray(v) && Array.isArray(v["+"]) && Array.isArray(prev[k]) ? prev[k].concat(v["+"]) : v;
+    }
+    return out;
+  };
+
   M.Replayer = class {
     constructor(data, node, nav) {
       this.d = data; this.node = node; this.nav = nav || {};
@@ -12,11 +21,12 @@
       this.views = [[], [], []];
       this.alls = [];
       let every = {};
-      for (const st of data.steps) { every = { ...every, ...st.all }; this.alls.push(every); }
+      for (const st of data.steps) { every = M.applyDelta(every, st.all); this.alls.push(every); }
       for (let s = 0; s < 3; s++) {
         let cur = {};
-        for (const st of data.steps) { cur = { ...cur, ...st.views[s] }; this.views[s].push(cur); }
+        for (const st of data.steps) { cur = M.applyDelta(cur, st.views[s]); this.views[s].push(cur); }
       }
+      for (const st of data.steps) st.events = st.events.map((e) => e || st.events[0]);
       this.keys = (e) => {
         if (e.target && /INPUT|SELECT|TEXTAREA/.test(e.target.tagName)) return;
         if (e.key === "ArrowRight" || e.key === "l") this.go(this.i + 1);
