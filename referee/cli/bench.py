@@ -100,7 +100,7 @@ def bench_table(
 @bench_app.command("web")
 def bench_web(
     partie: int = typer.Option(100_000, min=6, help="Partie in the generated results database behind the tournament page."),
-    deals: int = typer.Option(120, min=12, help="Deals of the generated log whose replays are timed."),
+    deals: int = typer.Option(1200, min=12, help="Deals of the generated log whose replays are timed (1200: a match of 100 partie)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
     """marias serve's pages: the tournament page over a generated results database of --partie rows (goal <= 1 s), a deal's replay (goal <= 200 ms), and what a page weighs (goal <= 500 KB)."""

@@ -1,10 +1,11 @@
 """``marias bench web``: how fast the pages answer and how much they weigh (measured, never asserted).
 
 Over a tournament folder (``marias bench table``'s synthetic results database of 100,000 partie)
-and a match log: the tables computed once (cold, what the first visitor after a change waits
+and a match log (100 partie): the tables computed once (cold, what the first visitor after a change waits
 for; ``marias serve`` does it in the background when it starts), the tournament page and its
-data served again (warm: what every visitor gets while nothing changed), a deal's replay, and
-the bytes each page loads (HTML, scripts, styles and data).
+data served again (warm: what every visitor gets while nothing changed), a deal's replay (the
+first of its log, which reads and parses the log, and again), and the bytes each page loads
+(HTML, scripts, styles and data).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
+from . import log_data as LD
 from .app import STATIC, create_app
 from .tournament_data import tournament_data
 
@@ -44,11 +46,13 @@ def measure(root: Path, tournament_rel: str, log_rel: str, repeats: int = 5,
         t_data, data = _timed(lambda: c.get(f"/api/tournament/0/{tournament_rel}"), repeats)
         log = c.get(f"/api/log/0/{log_rel}").json()
         deals = [(p["partie"], d["deal"]) for p in log["parties"] for d in p["deals"]][:24]
-        rt = []
+        rt, warm = [], []
         biggest = 0
         for p, d in deals:
+            LD._CACHE.clear()  # the first replay of a log: it is read and parsed
             t, r = _timed(lambda: c.get(f"/api/replay/0/{log_rel}?partie={p}&deal={d}"), 1)
             rt.append(t)
+            warm.append(_timed(lambda: c.get(f"/api/replay/0/{log_rel}?partie={p}&deal={d}"), 1)[0])
             biggest = max(biggest, len(r.content))
         rhtml = c.get(f"/replay/0/{log_rel}?partie=1&deal=1")
     assets = {k: sum((STATIC / n).stat().st_size for n in v) for k, v in ASSETS.items()}
@@ -64,6 +68,8 @@ def measure(root: Path, tournament_rel: str, log_rel: str, repeats: int = 5,
         "tournament_page_kb": round(t_weight / 1024, 1),
         "replay_median_seconds": round(r_page, 4),
         "replay_max_seconds": round(max(rt), 4),
+        "replay_warm_median_seconds": round(statistics.median(warm), 4),
+        "log_mb": round((root / log_rel).stat().st_size / 2**20, 2),
         "replay_page_kb": round(r_weight / 1024, 1),
         "deals_replayed": len(rt),
         "goal": f"page <= {page_goal:g} s, replay <= {replay_goal * 1000:g} ms, page <= {weight_goal // 1024} KB",

@@ -17,11 +17,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import threading
+from collections import OrderedDict
+
+import orjson
 from pathlib import Path
 
 from protocol import messages as M
 
-from ..logs.log import read_log
 from ..logs.replay import replay_record
 from ..logs.validate import parse_deck
 from ..matches.tell import deal_events
@@ -33,8 +36,52 @@ class LogError(ValueError):
     """The file is not a log, or holds no such deal."""
 
 
+_CACHE: "OrderedDict[tuple, tuple[list[dict], list[str]]]" = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+CACHED_LOGS = 6  # logs kept parsed (stepping from deal to deal reads one log again and again)
+CACHED_MAX_BYTES = 8 * 2**20  # larger logs are parsed each time (their objects would weigh too much)
+
+
+def _parse(path: Path) -> tuple[list[dict], list[str]]:
+    """The log's records for showing (orjson: a page is not the validator, ``marias validate`` is;
+    the deals are replayed through the engine all the same), and its unreadable lines."""
+    records, problems = [], []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                r = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                problems.append(f"line {n}: not JSON (cut short?)")
+                continue
+            if isinstance(r, dict):
+                records.append(r)
+            else:
+                problems.append(f"line {n}: not a JSON object")
+    return records, problems
+
+
+def _read(path: Path) -> tuple[list[dict], list[str]]:
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    got = _parse(path)
+    if st.st_size <= CACHED_MAX_BYTES:
+        with _CACHE_LOCK:
+            _CACHE[key] = got
+            while len(_CACHE) > CACHED_LOGS:
+                _CACHE.popitem(last=False)
+    return got
+
+
 def _records(path: Path) -> tuple[list[dict], list[str]]:
-    records, problems = read_log(path)
+    records, problems = _read(path)
     if not records or records[0].get("type") != "header":
         raise LogError(f"{path.name}: not a marias log" + (f" ({problems[0]})" if problems else ""))
     return records, problems
