@@ -171,6 +171,9 @@ def tournament_data(folder: Path) -> dict:
     out["tables"] = tables
     out["titles"] = {k: S.TITLES[k] + (f": the best {SERIES} partie" if k == "series" else "") for k in tables}
     out["notes"] = list(src.notes)
+    if "duel" in out:
+        out["notes"].insert(0, "a duel seats one bot twice in each partie: the tables tell its two seats apart as "
+                               "NAME#SEAT, as marias table does; the head-to-head result above counts them together")
     out["footer"] = (f"{src.partie} partie from {src.logs} log(s), {src.deals} deals; "
                      f"sandbox: {', '.join(src.sandboxes) or '-'}")
     out["curves"] = _curves(t)

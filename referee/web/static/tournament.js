@@ -4,6 +4,7 @@
   const P = M.page, el = M.el;
   const COLORS = ["#c0392b", "#2e8b3a", "#b8860b", "#138d9c", "#7d3c98", "#34495e", "#d35400", "#2980b9", "#8e44ad", "#16a085", "#7f8c8d", "#e67e22"];
   const plots = {};
+  const WHOLE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]; // ticks on whole numbers
 
   function fmtEta(s) {
     if (s === null || s === undefined) return "-";
@@ -49,7 +50,7 @@
     const xs = [0, ...Array.from({ length: n }, (_, i) => i + 1)];
     plot("llr", { series: [{ label: "group" }, { label: "LLR", stroke: "#2980b9", width: 2, points: { show: true } },
                             { label: "accept H1", stroke: "#2e8b3a", dash: [6, 4] }, { label: "accept H0", stroke: "#c0392b", dash: [6, 4] }],
-                  scales: { x: { time: false } }, axes: [{ label: "group" }, { label: "LLR" }] },
+                  scales: { x: { time: false } }, axes: [{ label: "group", incrs: WHOLE }, { label: "LLR" }] },
          [xs, [0, ...d.llr_by_group], xs.map(() => d.upper), xs.map(() => d.lower)], chart);
   }
 
@@ -69,7 +70,7 @@
       data.push(ys);
     }
     plot("curves", { series: [{ label: "partie" }, ...names.map((n, i) => ({ label: n, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: true }))],
-                     scales: { x: { time: false } }, axes: [{ label: "partie played" }, { label: "groše" }] }, data, node);
+                     scales: { x: { time: false } }, axes: [{ label: "partie played", incrs: WHOLE }, { label: "groše" }] }, data, node);
   }
 
   function render(d) {
