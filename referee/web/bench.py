@@ -49,7 +49,7 @@ def measure(root: Path, tournament_rel: str, log_rel: str, repeats: int = 5,
         rt, warm = [], []
         biggest = 0
         for p, d in deals:
-            LD._CACHE.clear()  # the first replay of a log: it is read and parsed
+            LD.forget_logs()  # the first replay of a log: it is read and parsed
             t, r = _timed(lambda: c.get(f"/api/replay/0/{log_rel}?partie={p}&deal={d}"), 1)
             rt.append(t)
             warm.append(_timed(lambda: c.get(f"/api/replay/0/{log_rel}?partie={p}&deal={d}"), 1)[0])

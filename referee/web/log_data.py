@@ -42,6 +42,12 @@ CACHED_LOGS = 6  # logs kept parsed (stepping from deal to deal reads one log ag
 CACHED_MAX_BYTES = 8 * 2**20  # larger logs are parsed each time (their objects would weigh too much)
 
 
+def forget_logs() -> None:
+    """Drop every parsed log kept for the pages (the next page reads its log again)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
 def _parse(path: Path) -> tuple[list[dict], list[str]]:
     """The log's records for showing (orjson: a page is not the validator, ``marias validate`` is;
     the deals are replayed through the engine all the same), and its unreadable lines."""
