@@ -633,6 +633,48 @@ def _seat_of_bot(log: Path, name: str) -> int:
     raise typer.Exit(2)
 
 
+# ------------------------------------------------------------------ web: serve, report
+@app.command()
+def serve(
+    folders: List[Path] = typer.Argument(None, help="Folders of tournaments, duels and match logs (default: the current folder)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; anything but loopback is reachable by others (a warning says so)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+    play_dir: Optional[Path] = typer.Option(None, "--play-dir", file_okay=False, help="Where the play page writes its games' logs (default: FOLDER/plays of the first folder)."),
+    bot: List[str] = typer.Option([], "--bot", "-b", help="NAME=COMMAND: a bot the play page may seat, besides the built-ins (repeatable)."),
+    max_file_mb: float = typer.Option(64.0, "--max-file-mb", min=0.001, help="Larger files are not read for a page (413)."),
+):
+    """A local web application over the folders marias writes: tournaments and duels (live), logs with a replayer of every deal, and a page to play a seat against bots. Prints its URL."""
+    from ..web.serve import serve as run_serve
+
+    extra = {}
+    for b in bot:
+        name, sep, command = b.partition("=")
+        if not sep or not name or not command:
+            raise typer.BadParameter(f"{b!r}: give NAME=COMMAND", param_hint="--bot")
+        extra[name] = command
+    raise typer.Exit(run_serve(list(folders or [Path(".")]), host, port, play_dir=play_dir, extra_bots=extra, max_mb=max_file_mb))
+
+
+@app.command()
+def report(
+    folder: Path = typer.Argument(..., help="A tournament or duel folder."),
+    out: Path = typer.Option(Path("report.html"), "--out", "-o", dir_okay=False, help="The HTML file to write."),
+    max_logs: int = typer.Option(50, "--max-logs", min=0, help="Logs whose deals get a replayer in the file (the file grows about 10 KB per deal)."),
+):
+    """The tournament page and its replayer as one self-contained HTML file that opens offline."""
+    from ..web.report import write
+
+    if not folder.is_dir():
+        typer.echo(f"error: {folder}: not a folder", err=True)
+        raise typer.Exit(2)
+    try:
+        size = write(folder, out, max_logs=max_logs)
+    except (OSError, ValueError) as e:
+        typer.echo(f"error: {folder}: {e}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"{out}: {size / 1024:.0f} KB")
+
+
 # ------------------------------------------------------------------ tournament, table
 _TABLE_FORMAT_HELP = "Output of the tables: text, md (Markdown), csv or json."
 

@@ -97,6 +97,29 @@ def bench_table(
     _print_bench(bench_ladder.table(partie=partie, bots=bots, keep=keep), as_json)
 
 
+@bench_app.command("web")
+def bench_web(
+    partie: int = typer.Option(100_000, min=6, help="Partie in the generated results database behind the tournament page."),
+    deals: int = typer.Option(1200, min=12, help="Deals of the generated log whose replays are timed (1200: a match of 100 partie)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """marias serve's pages: the tournament page over a generated results database of --partie rows (goal <= 1 s), a deal's replay (goal <= 200 ms), and what a page weighs (goal <= 500 KB)."""
+    import tempfile
+
+    from ..tools.bench import write_random_log
+    from ..tools.bench_ladder import synthetic_season
+    from ..web.bench import measure
+
+    with tempfile.TemporaryDirectory(prefix="marias-bench-web-") as tmp:
+        root = Path(tmp)
+        synthetic_season(root / "season", partie)
+        (root / "logs").mkdir()
+        write_random_log(root / "logs" / "random.jsonl", deals=deals)
+        result = measure(root, "season", "logs/random.jsonl")
+    result["partie"] = partie
+    _print_bench(result, as_json)
+
+
 @bench_app.command("validate-memory")
 def bench_validate_memory(
     deals: List[int] = typer.Option([1200, 12000], "--deals", help="Sizes of the generated logs in deals (repeatable; the last against the first)."),

@@ -1,0 +1,1 @@
+"""``marias serve`` and ``marias report``: the web pages over the folders marias writes."""

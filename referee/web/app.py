@@ -1,0 +1,313 @@
+"""``marias serve``: the web application (Starlette), a thin shell over the library.
+
+Pages: the index of the served folders (tournaments, duels, logs) with the play form; a
+tournament or duel (:mod:`referee.web.tournament_data`, live over server-sent events); a log
+and each deal's replayer (:mod:`referee.web.log_data`); the play page
+(:mod:`referee.web.play`).  Every file is reached through :class:`referee.web.folders.Roots`;
+nothing is loaded from the network.  The charts are uPlot (MIT; ``uPlot.iife.min.js`` and its
+CSS from the npm package ``uplot`` 1.6.32, vendored in ``referee/web/static`` with its licence):
+chosen over Chart.js for its size (50 KB against about 200 KB, which matters for the 500 KB a
+page may weigh and for the self-contained report) and because it draws tens of thousands of
+points on a canvas quickly (a season's cumulative curves).  Requests must name this server as their Host (DNS rebinding) and
+POSTs must come from its own pages (Origin), so another web site cannot drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from urllib.parse import parse_qs
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from .folders import Refused, Roots
+from .log_data import LogError, log_data, replay_data
+from .play import Sessions
+from .tournament_data import TableCache, progress
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+LIVE_TICK_S = 1.0
+
+
+class Headers:
+    """Security headers on every answer; POSTs only from this server's own pages (Origin)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if scope["method"] == "POST":
+            h = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            origin = h.get("origin")
+            if origin is not None and origin.split("://", 1)[-1] != h.get("host"):
+                return await PlainTextResponse("cross-origin request refused", 403)(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+                            (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await self.app(scope, receive, send_with_headers)
+
+
+def _refused(e: Refused) -> Response:
+    return PlainTextResponse(e.message, status_code=e.status)
+
+
+def _root(request: Request) -> tuple[int, str]:
+    return int(request.path_params["root"]), request.path_params.get("path") or "."
+
+
+def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, str] | None = None,
+               allowed_hosts: list[str] | None = None, max_bytes: int | None = None, bot_move_ms: int = 2000,
+               sandbox: str = "auto") -> Starlette:
+    roots = Roots(folders, **({"max_bytes": max_bytes} if max_bytes else {}))
+    cache = TableCache()
+    sessions = Sessions(Path(play_dir) if play_dir else roots.folders[0] / "plays", extra_bots, bot_move_ms, sandbox)
+
+    def page(request: Request, template: str, title: str, data: dict) -> Response:
+        return TEMPLATES.TemplateResponse(request, template, {"title": title, "page": data, "inline": None})
+
+    async def index(request: Request):
+        items = await run_in_threadpool(roots.items)
+        return TEMPLATES.TemplateResponse(request, "index.html", {
+            "title": "the served folders", "items": items, "roots": [str(f) for f in roots.folders], "bots": sessions.choices(),
+            "page": {"kind": "index"}, "inline": None})
+
+    # ------------------------------------------------------------------ tournaments and duels
+    def _folder(request: Request) -> Path:
+        root, rel = _root(request)
+        return roots.resolve(root, rel, want="dir")
+
+    async def tournament_page(request: Request):
+        try:
+            folder = _folder(request)
+        except Refused as e:
+            return _refused(e)
+        root, rel = _root(request)
+        q = f"{root}/{'' if rel == '.' else rel}"
+        return page(request, "tournament.html", folder.name, {
+            "kind": "tournament", "root": root, "rel": rel, "api": f"/api/tournament/{q}", "events": f"/events/tournament/{q}"})
+
+    async def tournament_api(request: Request):
+        try:
+            folder = _folder(request)
+            data = await run_in_threadpool(cache.get, folder)
+        except Refused as e:
+            return _refused(e)
+        except (OSError, ValueError) as e:
+            return PlainTextResponse(f"cannot table {folder.name}: {e}", 422)
+        return JSONResponse(data)
+
+    async def tournament_events(request: Request):
+        try:
+            folder = _folder(request)
+        except Refused as e:
+            return _refused(e)
+
+        async def stream():
+            last, last_prog = None, None
+            while not await request.is_disconnected():
+                try:
+                    data = await run_in_threadpool(cache.get, folder)
+                except (OSError, ValueError) as e:
+                    data = {"error": str(e), "computed": str(e)}
+                if data.get("computed") != last:  # new tables (a unit was accepted, the run stopped or resumed)
+                    last, last_prog = data.get("computed"), data.get("progress")
+                    yield f"event: data\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+                else:
+                    prog = await run_in_threadpool(progress, folder, (last_prog or {}).get("done", 0))
+                    if data.get("duel") and data["progress"]["state"] == "finished" and prog["state"] != "running":
+                        prog["state"] = "finished"
+                    if prog != last_prog:
+                        last_prog = prog
+                        yield f"event: progress\ndata: {json.dumps(prog)}\n\n"
+                    else:
+                        yield ": tick\n\n"
+                await asyncio.sleep(LIVE_TICK_S)
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-store"})
+
+    # ------------------------------------------------------------------ logs and replays
+    def _log(request: Request) -> tuple[Path, str]:
+        root, rel = _root(request)
+        path = roots.resolve(root, rel, want="file")
+        if not rel.endswith(".jsonl") or rel.endswith(".transcript.jsonl"):
+            raise Refused(404, f"{rel}: not a log (a .jsonl file)")
+        return path, f"{root}/{rel}"
+
+    async def log_page(request: Request):
+        try:
+            path, key = _log(request)
+        except Refused as e:
+            return _refused(e)
+        return page(request, "log.html", path.name, {"kind": "log", "api": f"/api/log/{key}",
+                                                      "replay_api": f"/api/replay/{key}", "replay": f"/replay/{key}"})
+
+    async def log_api(request: Request):
+        try:
+            path, key = _log(request)
+            return JSONResponse(await run_in_threadpool(log_data, path, key))
+        except Refused as e:
+            return _refused(e)
+        except LogError as e:
+            return PlainTextResponse(str(e), 422)
+
+    def _deal_args(request: Request) -> tuple[int, int]:
+        try:
+            return int(request.query_params.get("partie", "1")), int(request.query_params.get("deal", "1"))
+        except ValueError:
+            raise Refused(400, "partie and deal are numbers") from None
+
+    async def replay_page(request: Request):
+        try:
+            path, key = _log(request)
+            partie, deal = _deal_args(request)
+        except Refused as e:
+            return _refused(e)
+        return page(request, "replay.html", f"{path.name} · partie {partie} deal {deal}", {
+            "kind": "replay", "api": f"/api/replay/{key}?partie={partie}&deal={deal}", "log": f"/log/{key}",
+            "log_api": f"/api/log/{key}", "replay": f"/replay/{key}", "partie": partie, "deal": deal})
+
+    async def replay_api(request: Request):
+        try:
+            path, key = _log(request)
+            partie, deal = _deal_args(request)
+            return JSONResponse(await run_in_threadpool(replay_data, path, key, partie, deal))
+        except Refused as e:
+            return _refused(e)
+        except LogError as e:
+            return PlainTextResponse(str(e), 404)
+
+    # ------------------------------------------------------------------ play
+    async def play_start(request: Request):
+        body = (await request.body()).decode("utf-8", "replace")
+        form = {k: v[0] for k, v in parse_qs(body).items()}  # a urlencoded form (no multipart parser needed)
+        try:
+            session = sessions.start(int(form.get("seat", "0")), [str(form.get("bot1", "")), str(form.get("bot2", ""))])
+        except ValueError as e:
+            return PlainTextResponse(str(e), 400)
+        return RedirectResponse(f"/play/{session.id}", status_code=303)
+
+    def _session(request: Request):
+        s = sessions.get(request.path_params["sid"])
+        if s is None:
+            raise Refused(404, "no such game (the server was restarted?)")
+        return s
+
+    async def play_page(request: Request):
+        try:
+            s = _session(request)
+        except Refused as e:
+            return _refused(e)
+        log_root = _log_link(roots, s.log_path)
+        return page(request, "play.html", "play", {"kind": "play", "id": s.id, "seat": s.seat,
+                                                   "events": f"/play/{s.id}/events", "answer": f"/play/{s.id}/answer",
+                                                   "quit": f"/play/{s.id}/quit", "log": log_root})
+
+    async def play_events(request: Request):
+        try:
+            s = _session(request)
+        except Refused as e:
+            return _refused(e)
+        try:
+            start = int(request.headers.get("last-event-id") or request.query_params.get("from") or 0)
+        except ValueError:
+            start = 0
+
+        async def stream():
+            n = start
+            while not await request.is_disconnected():
+                lines = await run_in_threadpool(s.wait_lines, n, 1.0)
+                for line in lines:
+                    n += 1
+                    yield f"id: {n}\nevent: line\ndata: {line}\n\n"
+                if not lines:
+                    if s.state not in ("starting", "playing"):
+                        yield f"event: state\ndata: {json.dumps(s.status())}\n\n"
+                        return
+                    yield ": tick\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-store"})
+
+    async def play_answer(request: Request):
+        try:
+            s = _session(request)
+        except Refused as e:
+            return _refused(e)
+        raw = (await request.body()).decode("utf-8", "replace").strip()
+        why = s.answer(raw)
+        if why is not None:
+            return PlainTextResponse(why, 409)
+        return JSONResponse({"ok": True})
+
+    async def play_quit(request: Request):
+        try:
+            s = _session(request)
+        except Refused as e:
+            return _refused(e)
+        s.stop()
+        return JSONResponse({"ok": True})
+
+    async def play_status(request: Request):
+        try:
+            return JSONResponse(_session(request).status())
+        except Refused as e:
+            return _refused(e)
+
+    routes = [
+        Route("/", index),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),
+        Route("/tournament/{root:int}/{path:path}", tournament_page),
+        Route("/api/tournament/{root:int}/{path:path}", tournament_api),
+        Route("/events/tournament/{root:int}/{path:path}", tournament_events),
+        Route("/log/{root:int}/{path:path}", log_page),
+        Route("/api/log/{root:int}/{path:path}", log_api),
+        Route("/replay/{root:int}/{path:path}", replay_page),
+        Route("/api/replay/{root:int}/{path:path}", replay_api),
+        Route("/play", play_start, methods=["POST"]),
+        Route("/play/{sid}", play_page),
+        Route("/play/{sid}/events", play_events),
+        Route("/play/{sid}/answer", play_answer, methods=["POST"]),
+        Route("/play/{sid}/quit", play_quit, methods=["POST"]),
+        Route("/play/{sid}/status", play_status),
+        Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+    ]
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or ["127.0.0.1", "localhost", "[::1]"]),
+                  Middleware(Headers)]
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        await run_in_threadpool(sessions.stop_all)  # the games in progress end; their logs stay incomplete
+
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.roots, app.state.cache, app.state.sessions = roots, cache, sessions
+    return app
+
+
+def _log_link(roots: Roots, path: Path) -> str | None:
+    """The log page of a play log, when its folder is served."""
+    real = path.resolve() if path.exists() else path
+    for i, f in enumerate(roots.folders):
+        if f == real or f in real.parents:
+            return f"/log/{i}/{roots.rel(i, real)}"
+    return None

@@ -1,0 +1,254 @@
+"""What the tournament (or duel) page shows, computed by the library that ``marias table`` uses.
+
+Every number comes from :mod:`referee.tournaments.standings` (``compute`` and ``build``: standings
+with intervals, pairs with their interval and LOS, the cross table, the R10 series, ratings,
+contracts won and lost) over :func:`referee.tournaments.results.gather` (the results database
+where the folder has one, else its validated logs), and for a head-to-head folder from
+:func:`referee.tournaments.duel.report` with the SPRT of :mod:`referee.tournaments.sprt` run over
+its groups again, group by group, for the LLR plot.  Nothing is computed twice: this module only
+arranges those results for a page (curves, progress).
+
+:class:`TableCache` keeps the last result per folder, keyed by a cheap signature of the files a
+running tournament changes (the database and its WAL, the journal, the logs folder), so that a
+page over a large database answers at once after the first computation, and a live page
+recomputes only when a unit has been accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from ..tournaments import duel as D
+from ..tournaments import results as R
+from ..tournaments import standings as S
+from ..tournaments import tournament as T
+from ..tournaments.sprt import SPRTState
+
+#: At most this many points per bot in the cumulative groše plot (the curve is sampled evenly).
+CURVE_POINTS = 400
+SERIES = 10
+MAX_LOGS_LISTED = 5000
+
+
+def signature(folder: Path) -> tuple:
+    """Changes whenever a running tournament accepts a unit (or a run is stopped and resumed)."""
+    sig = []
+    for name in (R.DB_FILE, R.DB_FILE + "-wal", T.JOURNAL_FILE, T.MANIFEST_FILE, T.STATE_FILE, T.LOGS_DIR):
+        try:
+            st = os.stat(folder / name)
+            sig.append((name, st.st_mtime_ns, st.st_size))
+        except OSError:
+            sig.append((name, None))
+    return tuple(sig)
+
+
+def running(folder: Path) -> bool:
+    """Whether a tournament holds the folder's lock now (a shared, non-blocking probe, released at once)."""
+    import fcntl
+
+    path = folder / T.LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def progress(folder: Path, done: int) -> dict:
+    """Units planned and done, the run's state and an ETA from the journal's recent pace."""
+    total = None
+    try:
+        m = T.read_manifest(folder)
+        if m is not None:
+            total = len(m["units"])
+    except ValueError:
+        pass
+    entries = []
+    try:
+        for line in (folder / T.JOURNAL_FILE).read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(e, dict) and e.get("status") == "done" and isinstance(e.get("t"), str):
+                entries.append(e["t"])
+    except OSError:
+        pass
+    is_running = running(folder)
+    eta = None
+    if is_running and total and len(entries) >= 2 and done < total:
+        recent = [time.mktime(time.strptime(t, "%Y-%m-%dT%H:%M:%SZ")) for t in entries[-30:]]
+        span = recent[-1] - recent[0]
+        if span > 0:
+            eta = round((total - done) * span / (len(recent) - 1))
+    state = "finished" if total and done >= total else ("running" if is_running else "stopped")
+    return {"total": total, "done": done, "state": state, "eta_s": eta}
+
+
+def _curves(t: S.Tournament) -> dict:
+    """Each bot's cumulative groše over the partie it played (in the tables' order), sampled evenly."""
+    runs: dict[str, list[int]] = {}
+    for p in t.parties:
+        for name, g in zip(p.bots, p.totals):
+            c = runs.setdefault(name, [])
+            c.append((c[-1] if c else 0) + g)
+    out = {}
+    for name, c in sorted(runs.items()):
+        n = len(c)
+        if n > CURVE_POINTS:
+            idx = [round(k * (n - 1) / (CURVE_POINTS - 1)) for k in range(CURVE_POINTS)]
+        else:
+            idx = list(range(n))
+        out[name] = {"x": [i + 1 for i in idx], "y": [c[i] for i in idx]}
+    return out
+
+
+def _contracts(play_rows: list[dict]) -> list[dict]:
+    """Per contract kind, won and lost over the whole field (from the play table's per-bot counts)."""
+    out = []
+    for k in S.CONTRACT_KINDS:
+        w = l = 0
+        for r in play_rows:
+            a, b = str(r.get(k, "0:0")).split(":")
+            w, l = w + int(a), l + int(b)
+        out.append({"contract": k, "won": w, "lost": l})
+    return out
+
+
+def _log_names(folder: Path, sources: set) -> list[str]:
+    """The logs behind the tables, relative to the folder (string work: a season has 100,000 of them)."""
+    prefix = str(folder) + os.sep
+    names = sorted(x[len(prefix):] if x.startswith(prefix) else os.path.relpath(x, folder) for x in sources)
+    return [n.replace(os.sep, "/") for n in names[:MAX_LOGS_LISTED]]
+
+
+def duel_data(folder: Path) -> dict:
+    """The head-to-head result and its LLR group by group (the SPRT replayed over the same samples)."""
+    r = D.report(folder)
+    canon = json.loads((folder / T.STATE_FILE).read_text(encoding="utf-8"))["config"]
+    plan = D.plan_from_state(canon)
+    st = SPRTState(plan.test)
+    llr = []
+    for x in r["samples"]:
+        st = st.add(x)
+        v = st.llr
+        llr.append(v if v == v and abs(v) != float("inf") else None)
+    r["llr_by_group"] = llr
+    return r
+
+
+def tournament_data(folder: Path) -> dict:
+    """Everything the page shows of one tournament or duel folder."""
+    folder = Path(folder)
+    out: dict = {"folder": str(folder), "name": folder.name, "computed": time.time()}
+    if D.is_duel_folder(folder):
+        try:
+            out["duel"] = duel_data(folder)
+        except (OSError, ValueError, KeyError) as e:
+            out["duel_error"] = str(e)
+    if "duel" in out:  # a duel plans its groups as it goes: its manifest names no unit, so its logs are read
+        from ..logs.validate import log_files
+        src = R.gather(log_files([folder / T.LOGS_DIR]) if (folder / T.LOGS_DIR).is_dir() else [])
+    else:
+        src = R.gather([folder])
+    try:
+        t = S.compute(src.summaries, src.fps_of)
+    finally:
+        src.close()
+    tables = S.build(t, series=SERIES)
+    out["tables"] = tables
+    out["titles"] = {k: S.TITLES[k] + (f": the best {SERIES} partie" if k == "series" else "") for k in tables}
+    out["notes"] = list(src.notes)
+    if "duel" in out:
+        out["notes"].insert(0, "a duel seats one bot twice in each partie: the tables tell its two seats apart as "
+                               "NAME#SEAT, as marias table does; the head-to-head result above counts them together")
+    out["footer"] = (f"{src.partie} partie from {src.logs} log(s), {src.deals} deals; "
+                     f"sandbox: {', '.join(src.sandboxes) or '-'}")
+    out["curves"] = _curves(t)
+    out["contracts"] = _contracts(tables.get("play", []))
+    done = src.partie
+    if "duel" in out:
+        done = sum(1 for p in (folder / T.LOGS_DIR).glob("g*-s*.jsonl")) if (folder / T.LOGS_DIR).is_dir() else 0
+    out["progress"] = progress(folder, done)
+    if "duel" in out and out["duel"]["decision"] != "continue" and out["progress"]["state"] != "running":
+        out["progress"]["state"] = "finished"
+    out["logs"] = _log_names(folder, {p.source for p in t.parties})
+    return out
+
+
+class TableCache:
+    """The last :func:`tournament_data` of each folder, recomputed when its :func:`signature` changes.
+
+    The first request for a folder computes its data (``marias serve`` does it for every
+    tournament in the background as it starts).  After that a request never waits for the
+    tables: when the folder has changed it gets the last data at once while one recomputation
+    runs in a thread of its own (a live page is told when it is done); so a page over a
+    database of 100,000 partie answers in milliseconds even while its tournament runs.  A folder
+    whose tables take long is recomputed at most every ``PACE`` times that long (a live page
+    over a large season takes a fifth of a core, not a whole one)."""
+
+    PACE = 5.0
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._entries: dict[Path, tuple[tuple, dict]] = {}
+        self._folder_locks: dict[Path, threading.Lock] = {}
+        self._computing: set[Path] = set()
+        self._cost: dict[Path, tuple[float, float]] = {}  # folder -> (seconds the last computation took, when it ended)
+
+    def _compute(self, folder: Path) -> dict:
+        with self._lock:
+            flock = self._folder_locks.setdefault(folder, threading.Lock())
+        with flock:
+            sig = signature(folder)
+            with self._lock:
+                hit = self._entries.get(folder)
+            if hit is not None and hit[0] == sig:
+                return hit[1]
+            t0 = time.monotonic()
+            data = tournament_data(folder)
+            with self._lock:
+                self._entries[folder] = (sig, data)
+                self._cost[folder] = (time.monotonic() - t0, time.monotonic())
+            return data
+
+    def _background(self, folder: Path) -> None:
+        try:
+            self._compute(folder)
+        except Exception:  # noqa: BLE001 - the next request computes it again and shows the error
+            pass
+        finally:
+            with self._lock:
+                self._computing.discard(folder)
+
+    def get(self, folder: Path) -> dict:
+        folder = Path(folder)
+        sig = signature(folder)
+        with self._lock:
+            hit = self._entries.get(folder)
+            took, ended = self._cost.get(folder, (0.0, 0.0))
+            if hit is None or hit[0] == sig:
+                pass
+            elif folder not in self._computing and time.monotonic() - ended >= self.PACE * took:
+                self._computing.add(folder)
+                threading.Thread(target=self._background, args=(folder,), name="tables", daemon=True).start()
+        if hit is not None:
+            return hit[1]
+        return self._compute(folder)
+
+    def peek(self, folder: Path) -> dict | None:
+        with self._lock:
+            hit = self._entries.get(Path(folder))
+        return hit[1] if hit else None
