@@ -1,0 +1,85 @@
+"""One deal of the engine driven by the action indices of :mod:`protocol.observation`.
+
+Shared by the PettingZoo environment and the OpenSpiel game: it keeps the talon steps
+chosen so far (``pending``), lists the open indices from the engine's legal actions as
+text (exactly the request's ``legal``), and observes a seat through its view
+(``Deal.view``, what the referee sends), so training sees what a bot is sent.
+"""
+
+from __future__ import annotations
+
+from protocol import observation as O
+
+from ..rules import actions as A
+from ..rules.deal import Deal
+
+#: index -> the engine's action (None for the talon steps, which are made of three indices).
+ENGINE_ACTIONS: tuple[A.Action | None, ...] = tuple(
+    None if O.TALON_GAME <= i < O.DISCARD + 32 else A.parse_action(t) for i, t in enumerate(O.ACTIONS))
+
+
+class IllegalIndex(ValueError):
+    """An index that is not open now (its mask is 0)."""
+
+
+class Stepper:
+    """``deal`` advanced one index at a time."""
+
+    __slots__ = ("deal", "pending", "_legal", "_open")
+
+    def __init__(self, deal: Deal):
+        self.deal = deal
+        self.pending: tuple[int, ...] = ()
+        self._legal: list[str] | None = None
+        self._open: list[int] | None = None
+
+    def copy(self) -> "Stepper":
+        new = Stepper(self.deal.copy())
+        new.pending = self.pending
+        return new
+
+    def legal_texts(self) -> list[str]:
+        """The legal actions as the request's ``legal`` lists them."""
+        if self._legal is None:
+            self._legal = [a.code for a in self.deal.legal_actions()]
+        return self._legal
+
+    def open_indices(self) -> list[int]:
+        """The indices open to the seat to move now, ascending."""
+        if self._open is None:
+            self._open = O.legal_indices(self.legal_texts(), self.pending) if not self.deal.done else []
+        return self._open
+
+    def mask(self):
+        return O.action_mask(self.legal_texts(), self.pending)
+
+    def view(self, seat: int) -> dict:
+        return self.deal.view(seat)
+
+    def observation(self, seat: int):
+        pending = self.pending if seat == self.deal.to_move else ()
+        return O.observation(self.deal.view(seat), pending)
+
+    def information_string(self, seat: int) -> str:
+        pending = self.pending if seat == self.deal.to_move else ()
+        return O.information_string(self.deal.view(seat), pending)
+
+    def step(self, index: int) -> str | None:
+        """Take one index for the seat to move; the protocol action applied, or None when
+        only a talon step was taken.  An index not open raises :class:`IllegalIndex`."""
+        index = int(index)
+        if index not in self.open_indices():
+            raise IllegalIndex(f"index {index} ({O.ACTIONS[index] if 0 <= index < O.N_ACTIONS else '?'}) "
+                               f"is not open to seat {self.deal.to_move} now")
+        self._open = None
+        action = ENGINE_ACTIONS[index]
+        if action is None:
+            self.pending += (index,)
+            if len(self.pending) < 3:
+                return None
+            g, a, b = self.pending
+            action = A.game(O.GAMES[g - O.TALON_GAME], a - O.DISCARD, b - O.DISCARD)
+            self.pending = ()
+        self._legal = None
+        self.deal.apply(action)
+        return action.code
