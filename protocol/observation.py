@@ -149,7 +149,12 @@ def legal_indices(legal: list[str], pending: tuple[int, ...] = ()) -> list[int]:
     the first discard)."""
     if not is_talon(legal):
         return sorted(ACTION_INDEX[t] for t in legal)
-    parts = [TALON_ACTIONS[t] for t in legal]
+    return talon_indices([TALON_ACTIONS[t] for t in legal], pending)
+
+
+def talon_indices(parts: list[tuple[int, int, int]], pending: tuple[int, ...] = ()) -> list[int]:
+    """The open indices of a talon step, from the legal talon actions as (game index, first
+    card, second card) triples (:data:`TALON_ACTIONS`)."""
     if not pending:
         return sorted({TALON_GAME + g for g, _a, _b in parts})
     g = pending[0] - TALON_GAME
@@ -222,110 +227,155 @@ _SUIT_OF = tuple(i >> 3 for i in range(32))
 _ALL = (1 << 32) - 1
 
 
+_BIT = {c: 1 << i for i, c in enumerate(CARD_CODES)}
+#: 8 bits -> 8 bytes of 0/1 (a 32-card mask becomes a 32-byte block in four lookups)
+_BYTES = tuple(bytes((v >> k) & 1 for k in range(8)) for v in range(256))
+
+
+def _block(mask: int) -> bytes:
+    b = _BYTES
+    return b[mask & 255] + b[(mask >> 8) & 255] + b[(mask >> 16) & 255] + b[mask >> 24]
+
+
+def _tricks(tricks: list, me: int, start: int = 0, played=(0, 0, 0), won=(0, 0, 0), voids=()) -> tuple:
+    """From the finished tricks (from ``start`` on, added to what the earlier ones gave): the
+    cards each relative seat played (masks), the tricks each won, the indices of the voids shown."""
+    bit = _BIT
+    played = list(played)
+    won = list(won)
+    voids = list(voids)
+    for t in tricks[start:]:
+        cards = t["cards"]
+        r = (t["leader"] - me) % 3
+        played[r] |= bit[cards[0]]
+        led = cards[0][1]
+        for c in (cards[1], cards[2]):
+            r = (r + 1) % 3
+            played[r] |= bit[c]
+            if r and c[1] != led:
+                voids.append(_VOID + 4 * r + SUIT_INDEX[led])
+        won[(t["winner"] - me) % 3] += 1
+    return played, won, voids
+
+
+#: seat -> (the last finished trick's dict, how many, what _tricks made of them).  The engine's
+#: views share those dicts from one call to the next, so a list that only grew is read from
+#: where it was left.  A reference is kept, so the identity cannot pass to another dict; a
+#: view decoded from JSON never matches, and is read whole.
+_TRICKS_SEEN: dict[int, tuple] = {}
+
+
 def observation(view: dict, pending: tuple[int, ...] = ()) -> np.ndarray:
     """The encoding of one seat's ``view`` (a request's or deal_end's ``view``, PROTOCOL.md
     section 7) with the talon steps already chosen (``pending``, see :func:`legal_indices`)."""
-    ci = CARD_INDEX
+    bit = _BIT
     me = view["seat"]
-    ones: list[int] = [_BIAS]
+    buf = bytearray(OBS_SIZE)
+    buf[_BIAS] = 1
     vals: list[tuple[int, float]] = []
-    known = 0  # cards whose place I know: my hand, played, on the table, known talons
+    hand = 0
     for c in view["hand"]:
-        i = ci[c]
-        ones.append(_HAND + i)
-        known |= 1 << i
-    won = [0, 0, 0]
-    for t in view["tricks"]:
-        leader = t["leader"]
-        cards = t["cards"]
-        led = cards[0][1]
-        for k, c in enumerate(cards):
-            r = (leader + k - me) % 3
-            i = ci[c]
-            ones.append(_PLAYED + 32 * r + i)
-            known |= 1 << i
-            if k and c[1] != led and r:
-                ones.append(_VOID + 4 * r + SUIT_INDEX[led])
-        won[(t["winner"] - me) % 3] += 1
-    for r in (0, 1, 2):
-        if won[r]:
-            vals.append((_WON + r, won[r] / 10))
+        hand |= bit[c]
+    tricks = view["tricks"]
+    n = len(tricks)
+    memo = _TRICKS_SEEN.get(me)
+    if memo is not None and 0 < memo[1] <= n and tricks[memo[1] - 1] is memo[0]:
+        if memo[1] == n:
+            played, won, voids = memo[2]
+        else:
+            played, won, voids = _tricks(tricks, me, memo[1], *memo[2])
+            _TRICKS_SEEN[me] = (tricks[-1], n, (played, won, voids))
+    else:
+        played, won, voids = _tricks(tricks, me)
+        if tricks:
+            _TRICKS_SEEN[me] = (tricks[-1], n, (played, won, voids))
+    for i in voids:
+        buf[i] = 1
+    known = hand | played[0] | played[1] | played[2]
     trick = view["trick"]
     if trick:
         led = trick[0]["card"][1]
-        ones.append(_LEADER + (trick[0]["seat"] - me) % 3)
+        buf[_LEADER + (trick[0]["seat"] - me) % 3] = 1
+        on_table = [0, 0, 0]
         for e in trick:
             r = (e["seat"] - me) % 3
-            i = ci[e["card"]]
-            ones.append(_TRICK + 32 * r + i)
-            known |= 1 << i
-            if r and e["card"][1] != led:
-                ones.append(_VOID + 4 * r + SUIT_INDEX[led])
+            c = e["card"]
+            on_table[r] |= bit[c]
+            if r and c[1] != led:
+                buf[_VOID + 4 * r + SUIT_INDEX[led]] = 1
+        for r in (0, 1, 2):
+            if on_table[r]:
+                buf[_TRICK + 32 * r:_TRICK + 32 * r + 32] = _block(on_table[r])
+                known |= on_table[r]
+    for r in (0, 1, 2):
+        if won[r]:
+            vals.append((_WON + r, won[r] / 10))
+        if played[r]:
+            buf[_PLAYED + 32 * r:_PLAYED + 32 * r + 32] = _block(played[r])
     if view["to_move"] is not None:
-        ones.append(_TOMOVE + (view["to_move"] - me) % 3)
+        buf[_TOMOVE + (view["to_move"] - me) % 3] = 1
     for s, p in enumerate(view["points"]):
         if p:
             vals.append((_POINTS + (s - me) % 3, min(p, 100) / 100))
-    talon = view["talon"]
-    if talon:
-        ones.append(_TALON_MINE)
+    if view["talon"]:
+        buf[_TALON_MINE] = 1
     raises = [0, 0, 0]
+    talon = 0
     for b in view["bids"]:
         d = b["decision"]
-        a = b["action"]
-        if d == "talon":
-            if ":" in a:  # discards this seat knows
-                for c in a.partition(":")[2].split(","):
-                    i = ci[c]
-                    ones.append(_TALON + i)
-                    known |= 1 << i
+        if d == "flek":
+            if b["action"] != "dobra":
+                raises[(b["seat"] - me) % 3] += 1
         elif d == "answer":
-            ones.append(_ANSWERS + 3 * ((b["seat"] - me) % 3) + _ANSWER_I[a])
-        elif d == "flek" and a != "dobra":
-            raises[(b["seat"] - me) % 3] += 1
+            buf[_ANSWERS + 3 * ((b["seat"] - me) % 3) + _ANSWER_I[b["action"]]] = 1
+        elif d == "talon":
+            a = b["action"]
+            if ":" in a:  # discards this seat knows
+                x, y = a[-5:-3], a[-2:]
+                talon |= bit[x] | bit[y]
+    if talon:
+        buf[_TALON:_TALON + 32] = _block(talon)
+        known |= talon
     for r in (0, 1, 2):
         if raises[r]:
             vals.append((_RAISES + r, min(raises[r], 4) / 4))
     tc = view["trump_card"]
     if tc is not None:
-        ones.append(_TRUMP_CARD + ci[tc])
+        buf[_TRUMP_CARD + CARD_INDEX[tc]] = 1
     if view["trump"] is not None:
-        ones.append(_TRUMP + SUIT_INDEX[view["trump"]])
+        buf[_TRUMP + SUIT_INDEX[view["trump"]]] = 1
     z = view["zlidu"]
     if z is not None:
-        ones.append(_ZLIDU + (1 if z else 0))
-    ones.append(_PHASE + _PHASE_I[view["phase"]])
+        buf[_ZLIDU + (1 if z else 0)] = 1
+    buf[_PHASE + _PHASE_I[view["phase"]]] = 1
     if pending:
-        ones.append(_PGAME + pending[0] - TALON_GAME)
+        buf[_PGAME + pending[0] - TALON_GAME] = 1
         if len(pending) > 1:
-            ones.append(_PDISCARD + pending[1] - DISCARD)
+            buf[_PDISCARD + pending[1] - DISCARD] = 1
     g = view["game"]
     if g is not None:
-        ones.append(_GAME + _GAME_I[g])
+        buf[_GAME + _GAME_I[g]] = 1
     if view["actor"] is not None:
-        ones.append(_ACTOR + (view["actor"] - me) % 3)
-    ones.append(_FORHONT + (view["forhont"] - me) % 3)
+        buf[_ACTOR + (view["actor"] - me) % 3] = 1
+    buf[_FORHONT + (view["forhont"] - me) % 3] = 1
     if view["contract"] is not None:
-        ones.append(_CONTRACT + _CONTRACT_I[view["contract"]])
+        buf[_CONTRACT + _CONTRACT_I[view["contract"]]] = 1
     for comp, lv in view["levels"].items():
-        ones.append(_LEVELS + 5 * _COMP_I[comp] + lv)
+        buf[_LEVELS + 5 * _COMP_I[comp] + lv] = 1
     for p, s in view["proti"].items():
-        ones.append(_PROTI + 3 * _PROTI_I[p] + (s - me) % 3)
+        buf[_PROTI + 3 * _PROTI_I[p] + (s - me) % 3] = 1
     for h in view["hlasky"]:
-        ones.append(_HLASKY + 4 * ((h["seat"] - me) % 3) + SUIT_INDEX[h["suit"]])
+        buf[_HLASKY + 4 * ((h["seat"] - me) % 3) + SUIT_INDEX[h["suit"]]] = 1
     if view["lay_offered"]:
-        ones.append(_LAY_OFFERED)
+        buf[_LAY_OFFERED] = 1
     if view["laid"] is not None:
-        ones.append(_LAID)
+        buf[_LAID] = 1
         for c in view["laid"]["cards"]:
-            known |= 1 << ci[c]
-    unseen = _ALL & ~known
-    while unseen:
-        low = unseen & -unseen
-        ones.append(_UNSEEN + low.bit_length() - 1)
-        unseen ^= low
-    obs = np.zeros(OBS_SIZE, np.float32)
-    obs[ones] = 1.0
+            known |= bit[c]
+    if hand:
+        buf[_HAND:_HAND + 32] = _block(hand)
+    buf[_UNSEEN:_UNSEEN + 32] = _block(_ALL & ~known)
+    obs = np.frombuffer(buf, np.uint8).astype(np.float32)
     for i, v in vals:
         obs[i] = v
     return obs

@@ -85,9 +85,10 @@ class MariasEnv(AECEnv):
         seat = AGENTS.index(agent)
         table = self.table
         obs = table.observation(seat)
-        mask = np.zeros(O.N_ACTIONS, np.int8)
         if seat == table.deal.to_move:
-            mask[table.open_indices()] = 1
+            mask = np.frombuffer(table.mask_bytes(), np.int8)
+        else:
+            mask = np.zeros(O.N_ACTIONS, np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action):

@@ -18,6 +18,9 @@ ENGINE_ACTIONS: tuple[A.Action | None, ...] = tuple(
     None if O.TALON_GAME <= i < O.DISCARD + 32 else A.parse_action(t) for i, t in enumerate(O.ACTIONS))
 
 
+_TALON_GAME_INDEX = {g: O.TALON_GAME + i for i, g in enumerate(O.GAMES)}
+
+
 class IllegalIndex(ValueError):
     """An index that is not open now (its mask is 0)."""
 
@@ -47,8 +50,32 @@ class Stepper:
     def open_indices(self) -> list[int]:
         """The indices open to the seat to move now, ascending."""
         if self._open is None:
-            self._open = O.legal_indices(self.legal_texts(), self.pending) if not self.deal.done else []
+            deal = self.deal
+            if deal.done:
+                self._open = []
+            elif deal.phase == "talon":  # O.legal_indices of the legal texts, step by step
+                legal = deal.legal_actions()
+                pending = self.pending
+                if not pending:
+                    self._open = sorted({_TALON_GAME_INDEX[a.kind] for a in legal})
+                elif len(pending) == 1:
+                    kind = O.GAMES[pending[0] - O.TALON_GAME]
+                    self._open = sorted({O.DISCARD + a.cards[0] for a in legal if a.kind == kind})
+                else:
+                    kind = O.GAMES[pending[0] - O.TALON_GAME]
+                    first = pending[1] - O.DISCARD
+                    self._open = sorted([O.DISCARD + a.cards[1] for a in legal if a.kind == kind and a.cards[0] == first])
+            else:  # O.legal_indices of the legal texts, without making the list of them
+                index = O.ACTION_INDEX
+                self._open = sorted([index[a.code] for a in deal.legal_actions()])
         return self._open
+
+    def mask_bytes(self) -> bytearray:
+        """The mask of :meth:`open_indices` as N_ACTIONS bytes of 0/1."""
+        buf = bytearray(O.N_ACTIONS)
+        for i in self.open_indices():
+            buf[i] = 1
+        return buf
 
     def mask(self):
         return O.action_mask(self.legal_texts(), self.pending)
