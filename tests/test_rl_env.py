@@ -53,6 +53,7 @@ def test_every_single_index_action_is_a_canonical_engine_action():
 
 def test_a_talon_action_is_three_indices_and_back():
     idx = O.action_indices("betl:Kh,9l")
+    assert idx == (34, 42, 46)  # as protocol/RL.md says
     assert [O.ACTIONS[i] for i in idx] == ["talon:betl", "discard:Kh", "discard:9l"]
     assert O.action_text(idx) == "betl:Kh,9l"
     assert O.action_indices("betl:9l,Kh") != idx  # the order of the discards is part of the action (R2.3)

@@ -173,7 +173,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--imitate", type=int, default=80, help="partie of robot play to imitate")
     ap.add_argument("--epochs", type=int, default=12)
-    ap.add_argument("--reinforce", type=int, default=60, help="partie of REINFORCE against two robots (0: none)")
+    ap.add_argument("--reinforce", type=int, default=0, help="partie of REINFORCE against two robots (0: none)")
+    ap.add_argument("--lr", type=float, default=3e-4, help="REINFORCE's step size")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--evaluate", type=int, default=30, help="partie against two robots to measure the result (0: none)")
     ap.add_argument("--out", type=Path, default=HERE / "policy.npz")
@@ -187,7 +188,7 @@ def main(argv=None) -> None:
         print(f"  greedy policy against two robots: {evaluate(W, b, args.evaluate, args.seed):+.1f} groše per partie", flush=True)
     if args.reinforce:
         print(f"reinforce: {args.reinforce} partie against two robots ...", flush=True)
-        W, b = reinforce(W, b, args.reinforce, args.seed)
+        W, b = reinforce(W, b, args.reinforce, args.seed, args.lr)
         if args.evaluate:
             print(f"  greedy policy against two robots: {evaluate(W, b, args.evaluate, args.seed):+.1f} groše per partie", flush=True)
     np.savez_compressed(args.out, W=W.astype(np.float16), b=b.astype(np.float16),
