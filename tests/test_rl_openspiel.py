@@ -112,13 +112,14 @@ def test_information_states_are_the_referees_request_views(game):
 
 def test_a_resampled_state_is_one_the_player_cannot_tell_apart(game):
     rng = random.Random(11)
+    sampler = pyspiel.UniformProbabilitySampler(11, 0.0, 1.0)  # seeded: the same worlds every run
     changed = 0
     checked = 0
     for k in range(12):
         state = _dealt(game, shuffled_deck(f"os-resample:{k}"))
         while not state.is_terminal():
             for player in range(3):
-                world = state.resample_from_infostate(player, pyspiel.UniformProbabilitySampler(0.0, 1.0))
+                world = state.resample_from_infostate(player, sampler)
                 assert world.information_state_string(player) == state.information_state_string(player)
                 true, new = state.table.deal, world.table.deal
                 assert [len(h) for h in new.hands] == [len(h) for h in true.hands]
@@ -151,7 +152,7 @@ def test_a_resampled_world_plays_on_to_a_legal_end(game):
             _random_move(state, rng)
         if state.is_terminal():
             continue
-        world = state.resample_from_infostate(state.current_player(), pyspiel.UniformProbabilitySampler(0.0, 1.0))
+        world = state.resample_from_infostate(state.current_player(), pyspiel.UniformProbabilitySampler(k, 0.0, 1.0))
         while not world.is_terminal():
             _random_move(world, rng)
         assert sum(world.returns()) == 0
@@ -162,6 +163,8 @@ def test_openspiels_ismcts_bot_plays_a_whole_deal_legally_on_every_seat(game):
     rs = np.random.RandomState(5)
     evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs)
     bots = [ismcts.ISMCTSBot(game, evaluator, uct_c=2.0, max_simulations=25, random_state=rs) for _ in range(3)]
+    for bot in bots:  # worlds drawn from the bots' own seeded generator, so the test replays exactly
+        bot.set_resampler(lambda state, player: state.resample_from_infostate(player, rs.uniform))
     for k in range(2):
         state = _dealt(game, shuffled_deck(f"os-ismcts:{k}"))
         moves = 0
