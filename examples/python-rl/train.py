@@ -12,7 +12,7 @@ ones masked out (protocol/RL.md).  Two stages, a few minutes on one core:
    the gradient of the log-probability of each index it chose.
 
     python examples/python-rl/train.py                      # writes examples/python-rl/policy.npz
-    python examples/python-rl/train.py --imitate 60 --reinforce 150 --out /tmp/p.npz
+    python examples/python-rl/train.py --imitate 20 --reinforce 0 --out /tmp/p.npz   # a quicker, weaker one
 
 The policy is then a protocol bot: ``python examples/python-rl/bot.py``.
 """
@@ -171,12 +171,12 @@ def evaluate(W, b, partie: int, seed: int) -> float:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--imitate", type=int, default=80, help="partie of robot play to imitate")
+    ap.add_argument("--imitate", type=int, default=150, help="partie of robot play to imitate")
     ap.add_argument("--epochs", type=int, default=12)
-    ap.add_argument("--reinforce", type=int, default=0, help="partie of REINFORCE against two robots (0: none)")
+    ap.add_argument("--reinforce", type=int, default=150, help="partie of REINFORCE against two robots (0: none)")
     ap.add_argument("--lr", type=float, default=3e-4, help="REINFORCE's step size")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--evaluate", type=int, default=30, help="partie against two robots to measure the result (0: none)")
+    ap.add_argument("--evaluate", type=int, default=90, help="partie against two robots to measure the result (0: none)")
     ap.add_argument("--out", type=Path, default=HERE / "policy.npz")
     args = ap.parse_args(argv)
     t0 = time.process_time()
