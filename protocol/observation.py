@@ -258,6 +258,31 @@ def _tricks(tricks: list, me: int, start: int = 0, played=(0, 0, 0), won=(0, 0, 
     return played, won, voids
 
 
+def _bids(bids: list, me: int) -> tuple[list[int], list[int], int]:
+    """From the bids: the indices of the answers given, the raising answers of each relative
+    seat, and the discards this seat knows (a mask)."""
+    bit = _BIT
+    answers = []
+    raises = [0, 0, 0]
+    talon = 0
+    for b in bids:
+        d = b["decision"]
+        if d == "flek":
+            if b["action"] != "dobra":
+                raises[(b["seat"] - me) % 3] += 1
+        elif d == "answer":
+            answers.append(_ANSWERS + 3 * ((b["seat"] - me) % 3) + _ANSWER_I[b["action"]])
+        elif d == "talon":
+            a = b["action"]
+            if ":" in a:  # discards this seat knows
+                talon |= bit[a[-5:-3]] | bit[a[-2:]]
+    return answers, raises, talon
+
+
+#: seat -> (the last bid's dict, how many, what _bids made of them): as _TRICKS_SEEN, for the
+#: bids, which the engine's views also share until the next bid.
+_BIDS_SEEN: dict[int, tuple] = {}
+
 #: seat -> (the last finished trick's dict, how many, what _tricks made of them).  The engine's
 #: views share those dicts from one call to the next, so a list that only grew is read from
 #: where it was left.  A reference is kept, so the identity cannot pass to another dict; a
@@ -319,20 +344,16 @@ def observation(view: dict, pending: tuple[int, ...] = ()) -> np.ndarray:
             vals.append((_POINTS + (s - me) % 3, min(p, 100) / 100))
     if view["talon"]:
         buf[_TALON_MINE] = 1
-    raises = [0, 0, 0]
-    talon = 0
-    for b in view["bids"]:
-        d = b["decision"]
-        if d == "flek":
-            if b["action"] != "dobra":
-                raises[(b["seat"] - me) % 3] += 1
-        elif d == "answer":
-            buf[_ANSWERS + 3 * ((b["seat"] - me) % 3) + _ANSWER_I[b["action"]]] = 1
-        elif d == "talon":
-            a = b["action"]
-            if ":" in a:  # discards this seat knows
-                x, y = a[-5:-3], a[-2:]
-                talon |= bit[x] | bit[y]
+    bids = view["bids"]
+    memo = _BIDS_SEEN.get(me)
+    if memo is not None and bids and memo[0] is bids[-1] and memo[1] == len(bids):
+        answers, raises, talon = memo[2]
+    else:
+        answers, raises, talon = _bids(bids, me)
+        if bids:
+            _BIDS_SEEN[me] = (bids[-1], len(bids), (answers, raises, talon))
+    for i in answers:
+        buf[i] = 1
     if talon:
         buf[_TALON:_TALON + 32] = _block(talon)
         known |= talon
