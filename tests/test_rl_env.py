@@ -313,3 +313,10 @@ def test_the_layout_adds_up_and_every_value_is_in_range():
     obs = env.observe(env.agent_selection)["observation"]
     assert obs.dtype == np.float32 and obs.shape == (O.OBS_SIZE,)
     assert obs[O.OFFSET["bias"]] == 1 and obs.min() >= 0 and obs.max() <= 1
+
+
+def test_bench_env_plays_the_same_games_in_the_environment_and_the_engine():
+    from referee.rl.bench import env_speed
+    r = env_speed(partie=1, repeats=1, seed="bench-test")  # raises if the two played different games
+    assert r["decisions"] > 12 and r["env_steps"] >= r["decisions"]
+    assert {"engine_decisions_per_cpu_second", "env_steps_per_cpu_second", "steps_per_engine_decision"} <= set(r)

@@ -38,11 +38,13 @@ from ..rules.deal import Deal
 from .stepper import Stepper
 
 _NUM_PLAYERS = 3
-#: The most decisions of one deal: trump 1, three talons of 3 steps, 4 answers, the contract,
-#: 9 raising answers (6 rounds), 30 cards and the laying down.
+#: The most decisions of one deal: the trump, three talons of 3 steps (the forhont's, after
+#: špatná, after durch), 4 answers, the contract, 9 raising answers (6 rounds: the games
+#: against reach boty in round 5), 30 cards, and one more for laying down.
 MAX_DECISIONS = 1 + 9 + 4 + 1 + 9 + 30 + 1
-#: A bound on what one seat can win or lose in a deal (sto lost at boty in červené with a
-#: sedma beside it is the worst: 2 x (80 + 4) x 16 = 2688 per defender, twice that for the actor).
+#: A bound on what one seat can win or lose in a deal: the worst is a sto lost at boty in
+#: červené with a sedma beside it, (4 x 20 + 2) x 16 x 2 = 2624 from each defender (R9.2-R9.4),
+#: twice that, 5248, for the actor.
 MAX_UTILITY = 6000.0
 
 _GAME_TYPE = pyspiel.GameType(

@@ -1,8 +1,9 @@
 """One deal of the engine driven by the action indices of :mod:`protocol.observation`.
 
 Shared by the PettingZoo environment and the OpenSpiel game: it keeps the talon steps
-chosen so far (``pending``), lists the open indices from the engine's legal actions as
-text (exactly the request's ``legal``), and observes a seat through its view
+chosen so far (``pending``), opens the indices that :func:`protocol.observation.legal_indices`
+gives for the request's ``legal`` list (computed from the engine's legal actions directly,
+which is faster and is tested to agree), and observes a seat through its view
 (``Deal.view``, what the referee sends), so training sees what a bot is sent.
 """
 
@@ -35,11 +36,6 @@ class Stepper:
         self.pending: tuple[int, ...] = ()
         self._legal: list[str] | None = None
         self._open: list[int] | None = None
-
-    def copy(self) -> "Stepper":
-        new = Stepper(self.deal.copy())
-        new.pending = self.pending
-        return new
 
     def legal_texts(self) -> list[str]:
         """The legal actions as the request's ``legal`` lists them."""
@@ -76,9 +72,6 @@ class Stepper:
         for i in self.open_indices():
             buf[i] = 1
         return buf
-
-    def mask(self):
-        return O.action_mask(self.legal_texts(), self.pending)
 
     def view(self, seat: int) -> dict:
         return self.deal.view(seat)
