@@ -39,3 +39,11 @@ def test_training_writes_a_policy_the_bot_plays_through_the_referee(tmp_path):
     assert not result.faults
     assert result.names[0] == "python-rl"
     assert sum(result.partie_totals[0]) == 0
+
+
+def test_the_bot_passes_marias_check(tmp_path):
+    from referee.tools.check import run_check
+    report = run_check(f"{shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE / 'bot.py'))}", work_dir=tmp_path)
+    assert report.ok, "\n".join(report.lines())
+    for kind in ("trump", "talon", "answer", "contract", "flek", "play"):
+        assert any(d.decision == kind for d in report.decisions), kind
