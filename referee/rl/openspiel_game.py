@@ -169,6 +169,7 @@ class _Table(Stepper):
         """Drop what was computed from the cards (after they changed)."""
         self._legal = None
         self._open = None
+        self._seen = None
         self.deal._legal_cache = None
 
 

@@ -29,13 +29,14 @@ class IllegalIndex(ValueError):
 class Stepper:
     """``deal`` advanced one index at a time."""
 
-    __slots__ = ("deal", "pending", "_legal", "_open")
+    __slots__ = ("deal", "pending", "_legal", "_open", "_seen")
 
     def __init__(self, deal: Deal):
         self.deal = deal
         self.pending: tuple[int, ...] = ()
         self._legal: list[str] | None = None
         self._open: list[int] | None = None
+        self._seen: tuple[int, dict] | None = None  # (seat, view) since the last action (the talon's steps share it)
 
     def legal_texts(self) -> list[str]:
         """The legal actions as the request's ``legal`` lists them."""
@@ -77,8 +78,13 @@ class Stepper:
         return self.deal.view(seat)
 
     def observation(self, seat: int):
-        pending = self.pending if seat == self.deal.to_move else ()
-        return O.observation(self.deal.view(seat), pending)
+        seen = self._seen
+        if seen is not None and seen[0] == seat:
+            view = seen[1]
+        else:
+            view = self.deal.view(seat)
+            self._seen = (seat, view)
+        return O.observation(view, self.pending if seat == self.deal.to_move else ())
 
     def information_string(self, seat: int) -> str:
         pending = self.pending if seat == self.deal.to_move else ()
@@ -101,5 +107,6 @@ class Stepper:
             action = A.game(O.GAMES[g - O.TALON_GAME], a - O.DISCARD, b - O.DISCARD)
             self.pending = ()
         self._legal = None
+        self._seen = None
         self.deal.apply(action)
         return action.code
