@@ -146,9 +146,11 @@ def test_an_illegal_index_is_refused_and_changes_nothing():
     env.reset(seed=1)
     closed = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])
     before = env.view(env.agent_selection)
+    env._cumulative_rewards[env.agent_selection] = 5  # as if a reward were waiting for this agent
     with pytest.raises(IllegalIndex):
         env.step(closed)
     assert env.view(env.agent_selection) == before
+    assert env.last()[1] == 5  # nor is the waiting reward lost
 
 
 def test_a_seat_not_to_move_sees_no_open_index_and_never_a_hidden_card():

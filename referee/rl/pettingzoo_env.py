@@ -100,8 +100,8 @@ class MariasEnv(AECEnv):
             raise ValueError(f"{agent} must act (a None action is only for a terminated agent)")
         table = self.table
         seat = table.deal.to_move
+        applied = table.step(int(action))  # raises IllegalIndex, changing nothing, for a closed index
         self._cumulative_rewards[agent] = 0
-        applied = table.step(int(action))
         rewards = dict.fromkeys(AGENTS, 0)
         if applied is not None:
             self.history.append((seat, applied))
