@@ -130,6 +130,10 @@ def test_a_resampled_state_is_one_the_player_cannot_tell_apart(game):
                 if state.current_player() == player:  # what he may do depends only on what he knows
                     assert world.legal_actions() == state.legal_actions()
                 changed += new.hands != true.hands
+                fv = new.view(new.forhont)  # the world's forhont sees his own trump choice as the world's trump card
+                if fv["trump_card"] is not None and not fv["zlidu"]:
+                    assert fv["bids"][0]["action"] == "trump:" + fv["trump_card"]
+                    assert new.holds(new.forhont, new.trump_card) or new.trump_card in [c for t in new.tricks for c in t[1]] + new.trick
                 checked += 1
                 _check_voids_kept(new, G._voids(true))
             _random_move(state, rng)

@@ -18,7 +18,7 @@ state's.
 ``resample_from_infostate(player, sampler)`` draws a state the player cannot tell from this
 one, for IS-MCTS (``open_spiel.python.algorithms.ismcts``): the cards the player does not
 know are dealt afresh to the places he cannot see (the other hands, a talon he did not
-discard, the trump card while hidden), keeping each place's size, every card whose place he
+discard, the trump card while hidden, with the forhont's choice naming it), keeping each place's size, every card whose place he
 knows, the suits a seat has shown void in, and no ace or ten in a Barva talon.  Inferences
 finer than voids (that a seat could not beat a card) are not kept: the sampled worlds are
 plausible, not always possible.
@@ -33,6 +33,7 @@ import pyspiel
 
 from protocol import observation as O
 
+from ..rules import actions as A
 from ..rules.cards import ACE, TEN
 from ..rules.deal import Deal
 from .stepper import Stepper
@@ -258,7 +259,11 @@ def _redeal_hidden(deal: Deal, player: int, rng: random.Random) -> None:
     if talon_hidden:
         deal.talon = got["talon"]
     if trump_hidden:
-        deal.trump_card = rng.choice(deal.hands[deal.forhont])
+        deal.trump_card = card = rng.choice(deal.hands[deal.forhont])
+        if not deal.zlidu:  # the forhont's trump choice names the card: name the new one
+            i = next(k for k, (seat, a) in enumerate(deal.history) if a.kind == "trump")
+            deal.history[i] = (deal.forhont, A.TRUMP[card])
+            deal._bid_views = [None, None, None]  # the engine's kept bids are rebuilt from the history
 
 
 def _voids(deal: Deal) -> dict[int, set[int]]:
