@@ -18,10 +18,10 @@ state's.
 ``resample_from_infostate(player, sampler)`` draws a state the player cannot tell from this
 one, for IS-MCTS (``open_spiel.python.algorithms.ismcts``): the cards the player does not
 know are dealt afresh to the places he cannot see (the other hands, a talon he did not
-discard, the trump card while hidden, with the forhont's choice naming it), keeping each place's size, every card whose place he
-knows, the suits a seat has shown void in, and no ace or ten in a Barva talon.  Inferences
-finer than voids (that a seat could not beat a card) are not kept: the sampled worlds are
-plausible, not always possible.
+discard, the trump card while hidden, with the forhont's choice naming it), keeping each
+place's size, every card whose place he knows, the suits a seat has shown void in, and no
+ace or ten in a Barva talon. Inferences finer than voids (that a seat could not beat a card)
+are not kept: the sampled worlds are plausible, not always possible.
 """
 
 from __future__ import annotations
