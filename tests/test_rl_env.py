@@ -322,3 +322,11 @@ def test_bench_env_plays_the_same_games_in_the_environment_and_the_engine():
     r = env_speed(partie=1, repeats=1, seed="bench-test")  # raises if the two played different games
     assert r["decisions"] > 12 and r["env_steps"] >= r["decisions"]
     assert {"engine_decisions_per_cpu_second", "env_steps_per_cpu_second", "steps_per_engine_decision"} <= set(r)
+
+
+def test_the_sdk_offers_the_encoding_under_the_same_names():
+    import protocol.sdk as sdk
+    from protocol.sdk import decide, observation  # noqa: F401 - the import itself is the check
+    assert sdk.observation is O.observation and sdk.decide is O.decide and sdk.N_ACTIONS == O.N_ACTIONS
+    with pytest.raises(AttributeError):
+        sdk.no_such_name  # noqa: B018
