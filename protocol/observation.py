@@ -288,6 +288,7 @@ _BIDS_SEEN: dict[int, tuple] = {}
 #: where it was left.  A reference is kept, so the identity cannot pass to another dict; a
 #: view decoded from JSON never matches, and is read whole.
 _TRICKS_SEEN: dict[int, tuple] = {}
+_NO_TRICKS = ((0, 0, 0), (0, 0, 0), ())
 
 
 def observation(view: dict, pending: tuple[int, ...] = ()) -> np.ndarray:
@@ -304,7 +305,9 @@ def observation(view: dict, pending: tuple[int, ...] = ()) -> np.ndarray:
     tricks = view["tricks"]
     n = len(tricks)
     memo = _TRICKS_SEEN.get(me)
-    if memo is not None and 0 < memo[1] <= n and tricks[memo[1] - 1] is memo[0]:
+    if not n:
+        played, won, voids = _NO_TRICKS
+    elif memo is not None and 0 < memo[1] <= n and tricks[memo[1] - 1] is memo[0]:
         if memo[1] == n:
             played, won, voids = memo[2]
         else:
@@ -339,9 +342,11 @@ def observation(view: dict, pending: tuple[int, ...] = ()) -> np.ndarray:
             buf[_PLAYED + 32 * r:_PLAYED + 32 * r + 32] = _block(played[r])
     if view["to_move"] is not None:
         buf[_TOMOVE + (view["to_move"] - me) % 3] = 1
-    for s, p in enumerate(view["points"]):
-        if p:
-            vals.append((_POINTS + (s - me) % 3, min(p, 100) / 100))
+    points = view["points"]
+    if points[0] or points[1] or points[2]:
+        for s, p in enumerate(points):
+            if p:
+                vals.append((_POINTS + (s - me) % 3, min(p, 100) / 100))
     if view["talon"]:
         buf[_TALON_MINE] = 1
     bids = view["bids"]
