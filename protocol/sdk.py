@@ -83,3 +83,16 @@ def run(bot: Bot, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -
             if hook is not None:
                 hook(msg)
     return 0
+
+
+#: Names of :mod:`protocol.observation` (the learning encoding, protocol/RL.md) offered here;
+#: imported on first use, since they need numpy (the ``rl`` extra) and the SDK itself does not.
+_OBSERVATION_NAMES = ("observation", "action_mask", "legal_indices", "action_indices", "action_text",
+                      "decide", "information_string", "ACTIONS", "N_ACTIONS", "OBS_SIZE", "LAYOUT")
+
+
+def __getattr__(name: str):
+    if name in _OBSERVATION_NAMES:
+        from . import observation
+        return getattr(observation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

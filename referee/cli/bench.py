@@ -84,6 +84,20 @@ def bench_search(
     _print_bench(bench.search(positions=positions, seed=seed, partie=partie, ms=ms), as_json)
 
 
+@bench_app.command("env")
+def bench_env(
+    partie: int = typer.Option(20, help="Partie per repeat (each played by the engine and by the environment)."),
+    repeats: int = typer.Option(3, help="Repeats; the median is reported."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The PettingZoo environment's steps per CPU second against the engine's own decisions, same deals, same run (needs the rl extra)."""
+    try:
+        from ..rl.bench import env_speed
+    except ImportError as exc:
+        raise typer.BadParameter(f"marias bench env needs the rl extra (pip install -e '.[rl]'): {exc}") from None
+    _print_bench(env_speed(partie=partie, repeats=repeats), as_json)
+
+
 @bench_app.command("table")
 def bench_table(
     partie: int = typer.Option(100_000, min=6, help="Rows of the generated results database (partie)."),
