@@ -258,25 +258,16 @@ def _package_lines(package: str) -> list[str]:
 
 def interpreter(path: Path) -> Path | None:
     """The interpreter a program starting with ``#!`` names (``#!/usr/bin/env python3``: python3 on
-    PATH), resolved; None for a program without one (a binary) or an interpreter not found."""
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(512)
-    except OSError:
+    PATH), resolved; None for a program without one (a binary) or an interpreter not found.  The
+    ``#!`` line is read as the sandbox reads it (:func:`referee.seats.sandbox.program_chain`)."""
+    from .sandbox import program_chain
+
+    chain = program_chain(str(path), os.path.dirname(str(path)) or ".", dict(os.environ))
+    rest = [p for p in chain[1:] if os.path.basename(p) != "env"]
+    if not rest:
         return None
-    if not first.startswith(b"#!"):
-        return None
-    words = first[2:].decode("utf-8", "replace").split()
-    if not words:
-        return None
-    prog = words[0]
-    if os.path.basename(prog) == "env":
-        args = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
-        if not args:
-            return None
-        found = shutil.which(args[0])
-        return Path(os.path.realpath(found)) if found else None
-    return Path(os.path.realpath(prog)) if os.path.exists(prog) else None
+    real = os.path.realpath(rest[0])
+    return Path(real) if os.path.exists(real) else None
 
 
 def script_of(argv: list[str], cwd: str | None = None) -> Path | None:
