@@ -140,6 +140,9 @@ def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | No
     workdir lane (:func:`workdir_lanes` unless given; a head-to-head test gives its own)."""
     fps = cfg.fingerprints()
     specs = [cfg.bot(n).spec(cfg.base_dir, seed=unit_seed(cfg, unit, n), fingerprint=fps[n]) for n in unit.seats]
+    for spec in specs:  # a built-in random bot seeded per unit: the seed goes in partie_start too (a warm bot plays many)
+        if spec.builtin == "random" and cfg.bot(spec.label).command == "random":
+            spec.partie_seed = spec.argv[-1]
     if any(s.workdir for s in specs):
         lanes = lanes if lanes is not None else workdir_lanes(cfg, unit)
         for spec, lane in zip(specs, lanes):
@@ -173,15 +176,16 @@ def unit_wall_seconds(cfg: TournamentConfig, unit: Unit) -> float:
     return (starts * startup + 12 * MAX_DECISIONS_PER_DEAL * move) / 1000 + UNIT_MARGIN_S
 
 
-def play_unit(job: dict) -> dict:
+def play_unit(job: dict, warm=None) -> dict:
     """Play one unit (one partie) with :func:`run_match`, then validate its log (here, in the worker,
-    so that the parent stays light).  ``valid`` is None for a valid log, else the first problem."""
+    so that the parent stays light).  ``valid`` is None for a valid log, else the first problem.
+    ``warm``: a :class:`referee.matches.match.WarmSeats` whose bots go on from the chain's previous unit."""
     deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
     log = Path(job["log"])
     config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
                          limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]), log_path=log,
                          sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
-                         sandbox_hide=job["sandbox_hide"], seed_kind=job.get("seed_kind"))
+                         sandbox_hide=job["sandbox_hide"], seed_kind=job.get("seed_kind"), warm=warm)
     t0 = time.perf_counter()
     result = run_match(config)
     seconds = time.perf_counter() - t0
@@ -190,6 +194,58 @@ def play_unit(job: dict) -> dict:
             "faults": len(result.faults), "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
             "seconds": seconds, "valid": why,
             "sha256": file_sha256(log) if log.exists() else None}
+
+
+def play_chain(jobs: list[dict]) -> list[dict]:
+    """Play a *chain* of units (one table and seat arrangement, different decks: :func:`plan_chains`)
+    one after the other, the bots kept running from one to the next (warm); a unit that raises is
+    reported as ``{"id", "error"}`` and the chain goes on with fresh bots."""
+    import traceback
+
+    from ..matches.match import WarmSeats
+
+    warm = WarmSeats(max_partie=jobs[0].get("warm_partie", 0) if jobs else 0)
+    out = []
+    try:
+        for job in jobs:
+            try:
+                out.append(play_unit(job, warm))
+            except Exception as e:  # this unit fails; the next starts its bots afresh
+                warm.close()
+                warm = WarmSeats(max_partie=warm.max_partie)
+                out.append({"id": job["id"], "error": f"{type(e).__name__}: {e}",
+                            "traceback": traceback.format_exc(limit=6)})
+    finally:
+        warm.close()
+    return out
+
+
+def plan_chains(units: list[Unit], workers: int, longest: int = 12) -> list[list[Unit]]:
+    """The units cut into chains a worker plays with the same bot processes: one table and seat
+    arrangement (the same bots in the same seats), each unit a different starting deck — so that no
+    process ever plays two arrangements of one deck (it would remember the deal).  Chains are at
+    most ``longest`` units, and short enough that ``workers`` workers all have some (about four
+    chains per worker when there are few units); in plan order of their first unit."""
+    groups: dict[tuple, list[Unit]] = {}
+    for u in units:
+        groups.setdefault((u.table, u.arrangement), []).append(u)
+    per = max(1, min(longest, len(units) // max(1, 4 * workers)))
+    chains: list[list[Unit]] = []
+    for g in groups.values():
+        chain: list[Unit] = []
+        decks: set = set()
+        for u in g:
+            deck = (u.deck_slot, u.match_seed)
+            if len(chain) >= per or deck in decks:
+                chains.append(chain)
+                chain, decks = [], set()
+            chain.append(u)
+            decks.add(deck)
+        if chain:
+            chains.append(chain)
+    order = {u.id: i for i, u in enumerate(units)}
+    chains.sort(key=lambda c: order[c[0].id])
+    return chains
 
 
 # ------------------------------------------------------------------ unit logs
@@ -712,6 +768,35 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
                 return [t.job for t in ts], [t.wall_s for t in ts], [t.seats for t in ts], [t.argvs for t in ts]
 
             run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, play_unit, on_tick=progress.show)
+        elif cfg.warm:  # chains of units, each played by one worker with the same bot processes
+            workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
+            chains = {f"chain:{c[0].id}": c for c in plan_chains(pending, workers)}
+
+            def chain_task(key: str, chain: list[Unit]) -> Task:
+                ts = [task_of(u) for u in chain]
+                for t in ts:
+                    t.job["warm_partie"] = cfg.warm_partie
+                return Task(key, [t.job for t in ts], sum(t.wall_s for t in ts), ts[0].seats, ts[0].argvs)
+
+            def on_chain(o: Outcome) -> None:
+                chain = chains[o.key]
+                if not o.ok:
+                    for u in chain:
+                        fail(u, o.describe(), o.culprit, o.attempts)
+                    return
+                for r in o.result:
+                    if "error" in r:
+                        fail(by_id[r["id"]], f"error: {r['error']}", None, o.attempts)
+                    else:
+                        on_outcome(Outcome(r["id"], "ok", r, attempts=o.attempts))
+
+            def on_chain_retry(o: Outcome) -> None:
+                for u in chains[o.key]:
+                    remove_unit_files(out, u)
+                progress.message(f"{o.key}: {o.describe()}; trying it once more")
+
+            pool = Pool(play_chain, workers, retries=1, close_fds=close_fds)
+            pool.run([chain_task(k, c) for k, c in chains.items()], on_chain, on_chain_retry, on_tick=progress.show)
         else:
             tasks = [task_of(u) for u in pending]
             workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
