@@ -322,6 +322,9 @@ class Player:
             self.version = printable(str(answer.get("version") or "")[:40])
             self.announced = True
         self.phase = "move"
+        count = getattr(self.io, "count_start_cpu", None)
+        if count is not None:
+            count()
         self.io.send_lines([encode_line(partie_msg)])
 
     def ensure_started(self, partie_msg: dict) -> None:

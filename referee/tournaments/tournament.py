@@ -51,6 +51,9 @@ from .tournament_config import (  # the configuration; callers may reach these a
 )
 
 MAX_DECISIONS_PER_DEAL = 100
+#: CPU seconds the workers reported with their units, by part (referee, validation, bots, bots_start,
+#: worker: a worker's whole CPU, summed over the last unit of each worker); read by the benchmark.
+WORKER_CPU: dict[str, float] = {}
 UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
 
 
@@ -186,11 +189,16 @@ def play_unit(job: dict, warm=None) -> dict:
                          limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]), log_path=log,
                          sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
                          sandbox_hide=job["sandbox_hide"], seed_kind=job.get("seed_kind"), warm=warm)
-    t0 = time.perf_counter()
+    from ..seats.process import BOT_CPU
+
+    t0, c0, b0, s0 = time.perf_counter(), time.process_time(), BOT_CPU["total"], BOT_CPU["start"]
     result = run_match(config)
     seconds = time.perf_counter() - t0
+    c1 = time.process_time()
     why = check_unit_log(log, seats=job.get("seats"))
-    return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
+    cpu = {"referee": c1 - c0, "validation": time.process_time() - c1, "bots": BOT_CPU["total"] - b0,
+           "bots_start": BOT_CPU["start"] - s0, "worker": time.process_time()}  # worker: all its CPU so far
+    return {"cpu": cpu,"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
             "faults": len(result.faults), "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
             "seconds": seconds, "valid": why,
             "sha256": file_sha256(log) if log.exists() else None}
@@ -204,8 +212,10 @@ def play_chain(jobs: list[dict]) -> list[dict]:
 
     from ..matches.match import WarmSeats
 
+    from ..seats.process import BOT_CPU
+
     warm = WarmSeats(max_partie=jobs[0].get("warm_partie", 0) if jobs else 0)
-    out = []
+    out: list[dict] = []
     try:
         for job in jobs:
             try:
@@ -216,7 +226,14 @@ def play_chain(jobs: list[dict]) -> list[dict]:
                 out.append({"id": job["id"], "error": f"{type(e).__name__}: {e}",
                             "traceback": traceback.format_exc(limit=6)})
     finally:
+        b0 = BOT_CPU["total"]
         warm.close()
+    for r in out[:-1]:
+        if "cpu" in r:
+            r["cpu"]["worker"] = 0.0  # counted once, with the last unit (it is the worker's CPU so far)
+    if out and "cpu" in out[-1]:  # the bots ended after the last unit: their CPU is the chain's, put on its last
+        out[-1]["cpu"]["bots"] += BOT_CPU["total"] - b0
+        out[-1]["cpu"]["worker"] = time.process_time()
     return out
 
 
@@ -224,12 +241,12 @@ def plan_chains(units: list[Unit], workers: int, longest: int = 12) -> list[list
     """The units cut into chains a worker plays with the same bot processes: one table and seat
     arrangement (the same bots in the same seats), each unit a different starting deck — so that no
     process ever plays two arrangements of one deck (it would remember the deal).  Chains are at
-    most ``longest`` units, and short enough that ``workers`` workers all have some (about four
+    most ``longest`` units, and short enough that ``workers`` workers all have some (about three
     chains per worker when there are few units); in plan order of their first unit."""
     groups: dict[tuple, list[Unit]] = {}
     for u in units:
         groups.setdefault((u.table, u.arrangement), []).append(u)
-    per = max(1, min(longest, len(units) // max(1, 4 * workers)))
+    per = max(1, min(longest, len(units) // max(1, 3 * workers)))
     chains: list[list[Unit]] = []
     for g in groups.values():
         chain: list[Unit] = []
@@ -681,6 +698,16 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
     return TournamentRun(cfg, state, len(units), done_before, played, failed, interrupted, time.perf_counter() - t0)
 
 
+def import_for_workers() -> None:
+    """What every worker needs, imported once here before the workers are forked, so that no
+    worker imports it again per unit: writing and sealing the log, validating it, the bots' sandbox."""
+    import importlib
+
+    for name in ("referee.logs.log", "referee.logs.seal", "referee.logs.validate", "referee.seats.sandbox",
+                 "referee.seats.resources", "referee.seats.identity", "referee.matches.secrecy"):
+        importlib.import_module(name)
+
+
 def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
                 on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None,
                 db=None) -> tuple[int, list[tuple[str, str]], bool]:
@@ -723,6 +750,8 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         if why is not None:
             fail(unit, f"its log does not check ({why})", None, o.attempts)
             return
+        for k, v in (res.get("cpu") or {}).items():  # what the workers spent (marias bench tournament)
+            WORKER_CPU[k] = WORKER_CPU.get(k, 0.0) + v
         journal_add(out, {"id": unit.id, "status": "done", "sha256": res["sha256"], "totals": res["totals"],
                            "names": res["names"], "attempts": o.attempts})
         if db is not None:  # after the journal: a crash between the two is mended by the next run's resync
@@ -757,6 +786,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         os.replace(part, path)
         on_outcome(Outcome(unit.id, "ok", entry["result"], attempts=entry["attempts"], seconds=entry["seconds"]))
 
+    import_for_workers()
     signal.signal(signal.SIGTERM, on_term)
     try:
         progress.show(force=True)
@@ -870,3 +900,80 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
         "goal": goal,
         "goal_met": speedup >= goal,
     }
+
+
+def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: int = 12, concurrency: int = 1,
+               match_partie: int = 12, seed: str = "bench") -> dict:
+    """``marias bench tournament``: the same tournament (one table of ``field``, its six arrangements,
+    ``partie`` partie each) played cold (fresh bots every partie) and warm (bots kept through a chain),
+    and one long match of ``match_partie`` partie of the same three bots in one process each — in one
+    run, on the same machine load.  CPU per partie split into: the parent (planning, journal, results),
+    the workers' referee (playing and writing the log), their validation, the rest of the workers
+    (fork, exit, pre-flight, chain bookkeeping), the bots deciding, and the bots starting (to their
+    hello answer).  The bots' CPU is read from /proc over each bot's whole process tree just before it
+    is ended, so it is counted under the sandbox too (its pid namespace hides it from rusage)."""
+    import resource
+    import tempfile
+
+    from ..matches.match import BotSpec
+    from ..seats.process import BOT_CPU
+
+    def rself() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    names = [f"b{i + 1}={b}" for i, b in enumerate(field)]
+    out: dict = {"benchmark": "tournament warm/cold", "bots": ", ".join(field), "concurrency": concurrency}
+    per: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
+        for mode in ("cold", "warm", "match"):
+            b0, s0, p0, w0 = BOT_CPU["total"], BOT_CPU["start"], rself(), time.perf_counter()
+            if mode == "match":
+                specs = [BotSpec.parse_named(n, seed=seed) for n in names]
+                cfg0 = config_from_options(names, seed=seed, output=str(Path(tmp) / "x"), name="bench")
+                config = MatchConfig(bots=specs, partie=match_partie, seed=seed, log_path=Path(tmp) / "match.jsonl",
+                                     limits=cfg0.limits, sandbox=cfg0.sandbox)
+                res = run_match(config)
+                n = match_partie
+                parent = rself() - p0
+                parts = {"parent": 0.0, "referee": parent, "validation": 0.0, "workers_other": 0.0}
+                sandbox = res.sandbox
+            else:
+                cfg = config_from_options(names, partie=partie, seed=seed, concurrency=concurrency,
+                                          output=str(Path(tmp) / mode), name="bench")
+                cfg.warm = mode == "warm"
+                WORKER_CPU.clear()
+                run = run_tournament(cfg)
+                if not run.complete:
+                    raise RuntimeError(f"the benchmark tournament did not finish: {run.failed}")
+                n = run.units
+                wc = dict(WORKER_CPU)
+                parts = {"parent": rself() - p0, "referee": wc.get("referee", 0.0),
+                         "validation": wc.get("validation", 0.0),
+                         "workers_other": wc.get("worker", 0.0) - wc.get("referee", 0.0) - wc.get("validation", 0.0)}
+                parts["bots_deciding"] = wc.get("bots", 0.0) - wc.get("bots_start", 0.0)
+                parts["bots_starting"] = wc.get("bots_start", 0.0)
+            seconds = time.perf_counter() - w0
+            if mode == "match":
+                parts["bots_deciding"] = (BOT_CPU["total"] - b0) - (BOT_CPU["start"] - s0)
+                parts["bots_starting"] = BOT_CPU["start"] - s0
+            total = sum(parts.values())
+            per[mode] = {"partie": n, "seconds": seconds, "cpu": total}
+            out[f"{mode}_partie"] = n
+            out[f"{mode}_partie_per_second"] = round(n / seconds, 2)
+            out[f"{mode}_cpu_ms_per_partie"] = round(1000 * total / n, 1)
+            for k, v in parts.items():
+                out[f"{mode}_{k}_ms_per_partie"] = round(1000 * v / n, 1)
+    cpp = {m: per[m]["cpu"] / per[m]["partie"] for m in per}
+    out["sandbox"] = sandbox
+    out["cpu_per_partie_warm_vs_match"] = round(cpp["warm"] / cpp["match"], 2)
+    out["cpu_per_partie_cold_vs_match"] = round(cpp["cold"] / cpp["match"], 2)
+    out["partie_per_second_warm_vs_cold"] = round((per["warm"]["partie"] / per["warm"]["seconds"])
+                                                  / (per["cold"]["partie"] / per["cold"]["seconds"]), 2)
+    out["goal"] = "warm cpu/partie <= 1.2x the long match; warm partie/s >= 3x cold"
+    out["goal_met"] = out["cpu_per_partie_warm_vs_match"] <= 1.2 and out["partie_per_second_warm_vs_cold"] >= 3
+    try:
+        out["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
+    except OSError:
+        pass
+    return out
