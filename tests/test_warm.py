@@ -120,3 +120,22 @@ def test_chains_never_repeat_a_deck_and_cover_every_unit(tmp_path):
             for c in chains:
                 assert len({(u.table, u.arrangement) for u in c}) == 1  # the same bots in the same seats
                 assert len({u.deck_slot for u in c}) == len(c)  # every unit another deck
+
+
+def test_warm_in_the_configuration(tmp_path):
+    base = "name: w\nbots: [{name: a, command: random}, {name: b, command: random}, {name: c, command: robot}]\n"
+    for text, warm, after in (("", True, 50), ("warm: false\n", False, 50), ("warm: 7\n", True, 7)):
+        p = tmp_path / "w.yaml"
+        p.write_text(base + text)
+        cfg = T.load_config(p)
+        assert (cfg.warm, cfg.warm_partie) == (warm, after)
+    p.write_text(base + "warm: sometimes\n")
+    try:
+        T.load_config(p)
+    except T.ConfigError as e:
+        assert any("warm" in m for m in e.problems)
+    else:
+        raise AssertionError("warm: sometimes was accepted")
+    p.write_text(base + "warm: false\n")
+    cfg = T.load_config(p)
+    assert "warm" not in T.canonical(cfg)  # how it is run: a warm tournament resumes cold and back

@@ -38,7 +38,7 @@ from ..seats.explain import FaultContext, describe, printable
 from ..seats.faults import BotFault, FaultKind, evidence
 from ..rules.partie import Partie, derive_seed, new_seed
 from .secrecy import PUBLIC
-from ..seats.process import BotCommand, BotProcess, Poller, encode_line
+from ..seats.process import BotCommand, BotProcess, Poller, encode_line, tree_rss_mb
 from ..seats.streams import open_private
 from ..seats.seat import Clock, InProcessSeat, Seat
 from .tell import event_lines, request_line
@@ -422,6 +422,9 @@ class WarmSeats:
         count = (getattr(p, "warm_partie", 0) if p.adopted else 0) + len(decks)
         if self.max_partie and count >= self.max_partie:
             return False
+        limit = p.sandbox.limits.memory_mb if p.sandbox is not None else None
+        if limit and tree_rss_mb(getattr(p.io, "pid", None)) > 0.8 * limit:
+            return False  # near its memory limit: retired now rather than killed by it in the next partie
         old = self.kept.pop(p.seat, None)
         if old is not None:
             self._end(old[1])

@@ -130,6 +130,27 @@ def tree_cpu(pid: int | None) -> float:
     return total / _TICK
 
 
+def tree_rss_mb(pid: int | None) -> float:
+    """Resident memory (MB) of ``pid`` and every live descendant, from /proc (0 if unreadable)."""
+    if not pid or pid < 0:
+        return 0.0
+    pages, todo, seen = 0, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/statm", "rb") as f:
+                pages += int(f.read().split()[1])
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", "rb") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, IndexError, ValueError):
+            continue
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 class BotProcess:
     """One bot program, spoken to with one JSON object per line.
 

@@ -337,10 +337,13 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
             cfg.cluster = cl.strip()
     wm = data.get("warm")
     if wm is not None:
-        if not isinstance(wm, bool):
-            c.err(("warm",), f"true (keep the bots running from one partie to the next) or false, got {wm!r}")
-        else:
+        if isinstance(wm, bool):
             cfg.warm = wm
+        elif isinstance(wm, int) and 1 <= wm <= MAX_PARTIE:
+            cfg.warm, cfg.warm_partie = True, wm
+        else:
+            c.err(("warm",), f"true (keep the bots running from one partie to the next), false, or the partie "
+                             f"after which a bot process is retired (1 to {MAX_PARTIE}), got {wm!r}")
     bl = c.section(data, "bot_limits", BOT_LIMIT_KEYS)
     default_limits = SandboxLimits()
     cfg.bot_limits = SandboxLimits(**{k: c.integer(bl, ("bot_limits", k), getattr(default_limits, k), minimum=1)
