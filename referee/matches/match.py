@@ -379,6 +379,13 @@ class Player:
             self.io.close()
 
 
+def _count_cpu(io: Seat) -> None:
+    """A bot process's CPU counted before its bye (referee.seats.process.BOT_CPU; other seats have none)."""
+    count = getattr(io, "count_cpu", None)
+    if count is not None:
+        count()
+
+
 # ---------------------------------------------------------------- warm bots
 class WarmSeats:
     """Bot processes kept running from one match to the next (a tournament worker's *chain*), as the
@@ -434,6 +441,7 @@ class WarmSeats:
     @staticmethod
     def _end(io: Seat) -> None:
         if not io.closed:
+            _count_cpu(io)
             with contextlib.suppress(BotFault):
                 io.send_lines([BYE_LINE])
         io.close()
@@ -442,6 +450,7 @@ class WarmSeats:
         """bye to every kept process, then end them."""
         for entry in self.kept.values():
             if not entry[1].closed:
+                _count_cpu(entry[1])
                 with contextlib.suppress(BotFault):
                     entry[1].send_lines([BYE_LINE])
         for entry in self.kept.values():
@@ -536,6 +545,7 @@ class Referee:
                         p.io = None
             for p in players:  # bye to all first, so that they end meanwhile
                 if p.io is not None and not p.io.closed:
+                    _count_cpu(p.io)
                     with contextlib.suppress(BotFault):  # it is ended below either way
                         p.io.send_lines([BYE_LINE])
             for p in players:

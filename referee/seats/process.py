@@ -623,6 +623,11 @@ class BotProcess:
             with contextlib.suppress(OSError):
                 self._popen.stdin.close()
 
+    def count_cpu(self) -> None:
+        """Count the bot's CPU now (before it is told bye: once it has ended, what it used may be gone)."""
+        if self._popen is not None and not self._closed:
+            self._count_cpu()
+
     def _count_cpu(self) -> None:
         if not getattr(self, "_cpu_counted", False):
             self._cpu_counted = True
