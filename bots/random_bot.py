@@ -21,6 +21,10 @@ class RandomBot(Bot):
         self.seed = seed
         self.rng = random.Random(f"random:{seed}")
 
+    def on_partie_start(self, message: dict) -> None:
+        if message.get("seed") is not None:  # a per-partie seed from the referee (a warm bot in a tournament)
+            self.seed = message["seed"]
+
     def on_deal_start(self, message: dict) -> None:
         self.rng = random.Random(f"random:{self.seed}:{message.get('partie')}:{message.get('deal')}:{message.get('seat')}")
 

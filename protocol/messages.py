@@ -102,8 +102,13 @@ def hello(referee_version: str, limits: dict) -> dict:
     return {"type": "hello", "protocol": PROTOCOL_VERSION, "referee": f"marias {referee_version}", "limits": limits}
 
 
-def partie_start(partie: int, seat: int, deals: int, players: list[str]) -> dict:
-    return {"type": "partie_start", "partie": partie, "seat": seat, "deals": deals, "players": players}
+def partie_start(partie: int, seat: int, deals: int, players: list[str], seed: str | None = None) -> dict:
+    """``seed``: a seed for the bot's own random choices in this partie, when the referee gives one
+    (a tournament's built-in random bot without its own: the same bot process may play several partie)."""
+    msg = {"type": "partie_start", "partie": partie, "seat": seat, "deals": deals, "players": players}
+    if seed is not None:
+        msg["seed"] = seed
+    return msg
 
 
 def deal_start(partie: int, deal: int, seat: int, forhont: int, dealer: int, cut: int | None,

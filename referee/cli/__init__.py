@@ -713,6 +713,7 @@ def tournament(
     bot_disk_mb: Optional[int] = typer.Option(None, "--bot-disk-mb", min=1, help=_DISK_HELP),
     bot_cpus: Optional[int] = typer.Option(None, "--bot-cpus", min=1, help=_CPUS_HELP),
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Play on a Dask cluster: its scheduler's address, e.g. tcp://HOST:8786 (default: the configuration's cluster:, else the local pool). Bots must exist at the same path on every worker; the cluster must be private (TOURNAMENT.md, 'Running on a cluster')."),
+    warm: Optional[bool] = typer.Option(None, "--warm/--cold", help="--warm (default; YAML warm:): a worker keeps its bots running from one partie to the next, never two arrangements of one deck in one process. --cold: fresh bots for every partie."),
 ):
     """Run a tournament (round robin or gauntlet, duplicate seat arrangements) in parallel, locally or on a Dask cluster (--cluster); resumable; prints the tables."""
     from ..tournaments import standings
@@ -731,7 +732,7 @@ def tournament(
             given = sorted(k for k, v in flags.items() if v is not None) + (["bot"] if bot else [])
             if given:
                 typer.echo(f"error: with a configuration file, change {', '.join(given)} in the file "
-                           f"(only --concurrency, --out, --sandbox, --cluster, --sign, --commit and --allow-changed-bots "
+                           f"(only --concurrency, --out, --sandbox, --cluster, --warm/--cold, --sign, --commit and --allow-changed-bots "
                            f"may be given with it)", err=True)
                 raise typer.Exit(2)
             cfg = load_config(config)
@@ -753,6 +754,8 @@ def tournament(
             raise typer.BadParameter("a Dask scheduler's address such as tcp://HOST:8786", param_hint="--cluster")
         cfg.cluster = cluster.strip()
     cfg.allow_changed_bots = allow_changed_bots
+    if warm is not None:
+        cfg.warm = warm
     cfg.sandbox = sandbox_mode(sandbox or cfg.sandbox)  # resolved once here: the workers neither probe nor warn
     cfg.commit = cfg.commit or commit
     sign_key = _event_setup(cfg, sign)

@@ -172,16 +172,21 @@ def _print_bench(result: dict, as_json: bool) -> None:
 
 @bench_app.command("tournament")
 def bench_tournament(
-    bots: int = typer.Option(4, min=3, help="Bots in the round robin (4: 4 tables x 6 arrangements)."),
-    bot: str = typer.Option("random", "--bot", help="The built-in bot that fills the field: random or robot."),
-    partie: int = typer.Option(1, min=1, help="Partie per table and arrangement."),
-    concurrency: List[int] = typer.Option([1, 2], "--concurrency", "-j", help="Concurrencies to compare (the last against the first)."),
-    repeats: int = typer.Option(2, min=1, help="Runs per concurrency, alternated 1,2,2,1,...; the median is reported."),
+    bots: int = typer.Option(4, min=3, help="--scaling: bots in the round robin (4: 4 tables x 6 arrangements)."),
+    bot: str = typer.Option("random", "--bot", help="--scaling: the built-in bot that fills the field: random or robot."),
+    partie: Optional[int] = typer.Option(None, min=1, help="Partie per table and arrangement (default 12; with --scaling 1)."),
+    concurrency: List[int] = typer.Option([1, 2], "--concurrency", "-j", help="--scaling: concurrencies to compare (the last against the first); else the first is used (default 1)."),
+    repeats: int = typer.Option(2, min=1, help="--scaling: runs per concurrency, alternated 1,2,2,1,...; the median is reported."),
+    match_partie: int = typer.Option(12, "--match-partie", min=1, help="Partie of the long match the tournament is compared with."),
+    scaling: bool = typer.Option(False, "--scaling", help="The earlier benchmark: a round robin of --bot at each --concurrency, the speed-up of the last against the first (goal 1.7x)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """The same small tournament at concurrency 1 and 2: deals per second and the speed-up (goal 1.7x)."""
-    from ..tournaments.tournament import bench
+    """One table of robot, robot, random played cold, warm, and as one long match, in one run: partie per second and CPU per partie split into its parts (goals: warm CPU per partie <= 1.2x the match's, warm partie/s >= 3x cold). --scaling: concurrency 2 against 1."""
+    from ..tournaments.tournament import bench, bench_warm
 
+    if not scaling:
+        _print_bench(bench_warm(partie=partie or 12, concurrency=concurrency[0], match_partie=match_partie), as_json)
+        return
     if bot not in ("random", "robot"):
         raise typer.BadParameter("random or robot", param_hint="--bot")
-    _print_bench(bench(bots=bots, partie=partie, concurrency=tuple(concurrency), repeats=repeats, builtin=bot), as_json)
+    _print_bench(bench(bots=bots, partie=partie or 1, concurrency=tuple(concurrency), repeats=repeats, builtin=bot), as_json)

@@ -38,7 +38,7 @@ from ..seats.explain import FaultContext, describe, printable
 from ..seats.faults import BotFault, FaultKind, evidence
 from ..rules.partie import Partie, derive_seed, new_seed
 from .secrecy import PUBLIC
-from ..seats.process import BotCommand, BotProcess, Poller, encode_line
+from ..seats.process import BotCommand, BotProcess, Poller, encode_line, tree_rss_mb
 from ..seats.streams import open_private
 from ..seats.seat import Clock, InProcessSeat, Seat
 from .tell import event_lines, request_line
@@ -80,6 +80,7 @@ class BotSpec:
     workdir: str | None = None
     fingerprint: str | None = None  # computed on first use (:meth:`identity`) unless given
     fingerprint_paths: list[str] | None = None  # what the bot loads beyond its command line (YAML fingerprint:)
+    partie_seed: str | None = None  # sent in partie_start (a tournament's built-in random bot: warm bots play many partie)
 
     @classmethod
     def parse(cls, value: str, *, seed: str | int = 0) -> "BotSpec":
@@ -182,6 +183,7 @@ class MatchConfig:
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     sandbox_hide: tuple[str, ...] = ()  # more referee output (files, folders) no bot may see
     seed_kind: str | None = None  # "secret seed" (drawn, or from a seed file) or "public seed" (given; the default)
+    warm: "WarmSeats | None" = None  # bot processes kept running from the previous match (a tournament's chain)
 
 
 @dataclass
@@ -264,6 +266,7 @@ class Player:
         self.started_at = 0.0  # time.monotonic() when the bot was last started
         self.sandbox: SandboxConfig | None = None  # set by the referee once the mode is resolved
         self.phase = "startup"  # "startup" until its hello answer is read, then "move" (what a timeout means)
+        self.adopted = False  # its bot came running from the previous match (WarmSeats): no start, no hello
         self.last_limit_ms: float | None = None  # the limit of the wait that faulted
         self._transcript_file = transcript_file
         self._limits = self._make_limits()
@@ -319,6 +322,9 @@ class Player:
             self.version = printable(str(answer.get("version") or "")[:40])
             self.announced = True
         self.phase = "move"
+        count = getattr(self.io, "count_start_cpu", None)
+        if count is not None:
+            count()
         self.io.send_lines([encode_line(partie_msg)])
 
     def ensure_started(self, partie_msg: dict) -> None:
@@ -373,6 +379,86 @@ class Player:
             self.io.close()
 
 
+def _count_cpu(io: Seat) -> None:
+    """A bot process's CPU counted before its bye (referee.seats.process.BOT_CPU; other seats have none)."""
+    count = getattr(io, "count_cpu", None)
+    if count is not None:
+        count()
+
+
+# ---------------------------------------------------------------- warm bots
+class WarmSeats:
+    """Bot processes kept running from one match to the next (a tournament worker's *chain*), as the
+    partie of one match keep them: each match adopts, seat by seat, the process left by the previous
+    one when it runs the same bot (label, command, folder, workdir) in the same seat.
+
+    The honesty rule of duplicate play is kept here as well as in the planning: a process is never
+    given a match whose starting deck it has already played (it would remember the deal) — such a
+    seat gets a fresh process.  A process is retired (bye) after ``max_partie`` partie (0: never)."""
+
+    def __init__(self, max_partie: int = 0):
+        self.poller = Poller()
+        self.max_partie = max_partie
+        self.kept: dict[int, tuple[tuple, Seat, str, str, set[str], int]] = {}  # seat -> (key, io, name, version, decks, partie)
+        self.started = 0  # processes adopted / kept: what a test or a benchmark may look at
+        self.adopted = 0
+
+    @staticmethod
+    def key(spec: BotSpec) -> tuple:
+        argv = spec.argv
+        if spec.partie_seed is not None and argv[-2:] == ["--seed", spec.partie_seed]:
+            argv = argv[:-2]  # the seed of the first partie only: the others get theirs in partie_start
+        return (spec.label, tuple(argv), spec.cwd, spec.workdir, tuple(sorted((spec.env or {}).items())),
+                spec.builtin, spec.fingerprint)
+
+    def adopt(self, p: Player, decks: list[str]) -> None:
+        entry = self.kept.pop(p.seat, None)
+        if entry is None:
+            return
+        key, io, name, version, seen, count = entry
+        if key != self.key(p.spec) or not io.alive or seen.intersection(decks):
+            self._end(io)  # another bot, a dead one, or one that has seen one of these decks: never reused
+            return
+        p.io, p.name, p.version, p.announced, p.phase, p.adopted = io, name, version, True, "move", True
+        p.warm_decks, p.warm_partie = seen, count
+        self.adopted += 1
+
+    def keep(self, p: Player, decks: list[str]) -> bool:
+        """Keep ``p``'s process for the next match (True), or leave it to be ended (False)."""
+        seen = set(getattr(p, "warm_decks", ())) if p.adopted else set()
+        count = (getattr(p, "warm_partie", 0) if p.adopted else 0) + len(decks)
+        if self.max_partie and count >= self.max_partie:
+            return False
+        limit = p.sandbox.limits.memory_mb if p.sandbox is not None else None
+        if limit and tree_rss_mb(getattr(p.io, "pid", None)) > 0.8 * limit:
+            return False  # near its memory limit: retired now rather than killed by it in the next partie
+        old = self.kept.pop(p.seat, None)
+        if old is not None:
+            self._end(old[1])
+        self.kept[p.seat] = (self.key(p.spec), p.io, p.name, p.version, seen | set(decks), count)
+        return True
+
+    @staticmethod
+    def _end(io: Seat) -> None:
+        if not io.closed:
+            _count_cpu(io)
+            with contextlib.suppress(BotFault):
+                io.send_lines([BYE_LINE])
+        io.close()
+
+    def close(self) -> None:
+        """bye to every kept process, then end them."""
+        for entry in self.kept.values():
+            if not entry[1].closed:
+                _count_cpu(entry[1])
+                with contextlib.suppress(BotFault):
+                    entry[1].send_lines([BYE_LINE])
+        for entry in self.kept.values():
+            entry[1].close()
+        self.kept.clear()
+        self.poller.close()
+
+
 # ---------------------------------------------------------------- the match
 class Referee:
     def __init__(self, config: MatchConfig, progress: Callable[[str], None] | None = None):
@@ -406,22 +492,30 @@ class Referee:
             stem = cfg.log_path.with_suffix("") if cfg.log_path else cfg.work_dir / "marias"
             tnames = [f"{stem}.seat{s}.transcript.jsonl" for s in range(3)]
             tfiles = [open_private(name, "w") for name in tnames]
-        poller = Poller()
+        warm = cfg.warm
+        poller = warm.poller if warm is not None else Poller()
         players = [Player(s, spec, cfg, poller, tfiles[s]) for s, spec in enumerate(cfg.bots)]
         self._sandbox_players(players, tnames)
         partie_totals: list[list[int]] = []
         partie_places: list[list[float]] = []
+        decks = [self._deck_key(i) for i in range(cfg.partie)]
+        finished = False
         try:
+            if warm is not None:
+                for p in players:
+                    warm.adopt(p, decks)
             # the three start at once; the handshakes follow, so the log header names what each announced
             for p in players:
+                if p.adopted:
+                    continue
                 try:
                     p.start()
                 except BotFault as f:
                     p.pending_fault = f  # charged at the first deal (R12.1: the bot process ended)
             for p in players:
-                if p.pending_fault is None:
+                if p.pending_fault is None and not p.adopted:
                     try:
-                        p.handshake(M.partie_start(1, p.seat, 12, [b.label for b in cfg.bots]))
+                        p.handshake(M.partie_start(1, p.seat, 12, [b.label for b in cfg.bots], p.spec.partie_seed))
                     except BotFault as f:
                         p.pending_fault = f
                         p.kill()
@@ -443,19 +537,33 @@ class Referee:
             self.play_cpu_seconds = time.process_time() - cpu_play
             if self.log is not None:
                 self.log.close()
+            finished = True
         finally:
+            if warm is not None:  # a bot still playing well goes on to the next match of the chain
+                for p in players:
+                    if finished and p.ready and p.pending_fault is None and warm.keep(p, decks):
+                        p.io = None
             for p in players:  # bye to all first, so that they end meanwhile
                 if p.io is not None and not p.io.closed:
+                    _count_cpu(p.io)
                     with contextlib.suppress(BotFault):  # it is ended below either way
                         p.io.send_lines([BYE_LINE])
             for p in players:
                 p.close()
-            poller.close()
+            if warm is None:
+                poller.close()
             for f in tfiles:
                 if f is not None:
                     f.close()
         return MatchResult([p.name for p in players], partie_totals, partie_places, [p.stats for p in players],
                            cfg.log_path, self.faults, self.parties, players[0].stderr_path.parent, self.sandbox)
+
+    def _deck_key(self, i: int) -> str:
+        """What identifies partie ``i``'s starting deck: its deal-book deck, else its shuffle's seed."""
+        cfg = self.config
+        if cfg.decks:
+            return "deck:" + ",".join(str(int(c)) for c in cfg.decks[i])
+        return f"seed:{cfg.seed}:{i + 1}"
 
     def _sandbox_players(self, players: list[Player], transcripts: list[str]) -> None:
         """Each bot's sandbox: the match's limits with its own, and what it must not see."""
@@ -504,8 +612,8 @@ class Referee:
         for p in players:
             p.faults_in_partie = 0
             p.new_clock()
-            if p.ready and n > 1:
-                p.send(M.partie_start(n, p.seat, partie.n_deals, names))
+            if p.ready and (n > 1 or p.adopted):
+                p.send(M.partie_start(n, p.seat, partie.n_deals, names, p.spec.partie_seed))
         if self.log is not None:
             self.log.partie_start(n, deck_book=cfg.decks is not None)
         max_faults = cfg.policy.max_faults
@@ -537,7 +645,7 @@ class Referee:
                 self._fault(deal, p, f, n, index)
                 break
             try:
-                p.ensure_started(M.partie_start(n, p.seat, partie.n_deals, names))
+                p.ensure_started(M.partie_start(n, p.seat, partie.n_deals, names, p.spec.partie_seed))
             except BotFault as f:
                 self._fault(deal, p, f, n, index)
                 break

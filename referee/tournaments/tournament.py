@@ -51,6 +51,9 @@ from .tournament_config import (  # the configuration; callers may reach these a
 )
 
 MAX_DECISIONS_PER_DEAL = 100
+#: CPU seconds the workers reported with their units, by part (referee, validation, bots, bots_start,
+#: worker: a worker's whole CPU, summed over the last unit of each worker); read by the benchmark.
+WORKER_CPU: dict[str, float] = {}
 UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
 
 
@@ -140,6 +143,9 @@ def unit_job(cfg: TournamentConfig, unit: Unit, logs: Path, sign_key: bytes | No
     workdir lane (:func:`workdir_lanes` unless given; a head-to-head test gives its own)."""
     fps = cfg.fingerprints()
     specs = [cfg.bot(n).spec(cfg.base_dir, seed=unit_seed(cfg, unit, n), fingerprint=fps[n]) for n in unit.seats]
+    for spec in specs:  # a built-in random bot seeded per unit: the seed goes in partie_start too (a warm bot plays many)
+        if spec.builtin == "random" and cfg.bot(spec.label).command == "random":
+            spec.partie_seed = spec.argv[-1]
     if any(s.workdir for s in specs):
         lanes = lanes if lanes is not None else workdir_lanes(cfg, unit)
         for spec, lane in zip(specs, lanes):
@@ -173,23 +179,90 @@ def unit_wall_seconds(cfg: TournamentConfig, unit: Unit) -> float:
     return (starts * startup + 12 * MAX_DECISIONS_PER_DEAL * move) / 1000 + UNIT_MARGIN_S
 
 
-def play_unit(job: dict) -> dict:
+def play_unit(job: dict, warm=None) -> dict:
     """Play one unit (one partie) with :func:`run_match`, then validate its log (here, in the worker,
-    so that the parent stays light).  ``valid`` is None for a valid log, else the first problem."""
+    so that the parent stays light).  ``valid`` is None for a valid log, else the first problem.
+    ``warm``: a :class:`referee.matches.match.WarmSeats` whose bots go on from the chain's previous unit."""
     deck = [Card(c) for c in job["deck"]] if job["deck"] is not None else None
     log = Path(job["log"])
     config = MatchConfig(bots=job["specs"], partie=1, seed=job["seed"], decks=[deck] if deck else None,
                          limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]), log_path=log,
                          sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
-                         sandbox_hide=job["sandbox_hide"], seed_kind=job.get("seed_kind"))
-    t0 = time.perf_counter()
+                         sandbox_hide=job["sandbox_hide"], seed_kind=job.get("seed_kind"), warm=warm)
+    from ..seats.process import BOT_CPU
+
+    t0, c0, b0, s0 = time.perf_counter(), time.process_time(), BOT_CPU["total"], BOT_CPU["start"]
     result = run_match(config)
     seconds = time.perf_counter() - t0
+    c1 = time.process_time()
     why = check_unit_log(log, seats=job.get("seats"))
-    return {"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
+    cpu = {"referee": c1 - c0, "validation": time.process_time() - c1, "bots": BOT_CPU["total"] - b0,
+           "bots_start": BOT_CPU["start"] - s0, "worker": time.process_time()}  # worker: all its CPU so far
+    return {"cpu": cpu,"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
             "faults": len(result.faults), "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
             "seconds": seconds, "valid": why,
             "sha256": file_sha256(log) if log.exists() else None}
+
+
+def play_chain(jobs: list[dict]) -> list[dict]:
+    """Play a *chain* of units (one table and seat arrangement, different decks: :func:`plan_chains`)
+    one after the other, the bots kept running from one to the next (warm); a unit that raises is
+    reported as ``{"id", "error"}`` and the chain goes on with fresh bots."""
+    import traceback
+
+    from ..matches.match import WarmSeats
+
+    from ..seats.process import BOT_CPU
+
+    warm = WarmSeats(max_partie=jobs[0].get("warm_partie", 0) if jobs else 0)
+    out: list[dict] = []
+    try:
+        for job in jobs:
+            try:
+                out.append(play_unit(job, warm))
+            except Exception as e:  # this unit fails; the next starts its bots afresh
+                warm.close()
+                warm = WarmSeats(max_partie=warm.max_partie)
+                out.append({"id": job["id"], "error": f"{type(e).__name__}: {e}",
+                            "traceback": traceback.format_exc(limit=6)})
+    finally:
+        b0 = BOT_CPU["total"]
+        warm.close()
+    for r in out[:-1]:
+        if "cpu" in r:
+            r["cpu"]["worker"] = 0.0  # counted once, with the last unit (it is the worker's CPU so far)
+    if out and "cpu" in out[-1]:  # the bots ended after the last unit: their CPU is the chain's, put on its last
+        out[-1]["cpu"]["bots"] += BOT_CPU["total"] - b0
+        out[-1]["cpu"]["worker"] = time.process_time()
+    return out
+
+
+def plan_chains(units: list[Unit], workers: int, longest: int = 12) -> list[list[Unit]]:
+    """The units cut into chains a worker plays with the same bot processes: one table and seat
+    arrangement (the same bots in the same seats), each unit a different starting deck — so that no
+    process ever plays two arrangements of one deck (it would remember the deal).  Chains are at
+    most ``longest`` units, and short enough that ``workers`` workers all have some (about three
+    chains per worker when there are few units); in plan order of their first unit."""
+    groups: dict[tuple, list[Unit]] = {}
+    for u in units:
+        groups.setdefault((u.table, u.arrangement), []).append(u)
+    per = max(1, min(longest, len(units) // max(1, 3 * workers)))
+    chains: list[list[Unit]] = []
+    for g in groups.values():
+        chain: list[Unit] = []
+        decks: set = set()
+        for u in g:
+            deck = (u.deck_slot, u.match_seed)
+            if len(chain) >= per or deck in decks:
+                chains.append(chain)
+                chain, decks = [], set()
+            chain.append(u)
+            decks.add(deck)
+        if chain:
+            chains.append(chain)
+    order = {u.id: i for i, u in enumerate(units)}
+    chains.sort(key=lambda c: order[c[0].id])
+    return chains
 
 
 # ------------------------------------------------------------------ unit logs
@@ -625,6 +698,16 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
     return TournamentRun(cfg, state, len(units), done_before, played, failed, interrupted, time.perf_counter() - t0)
 
 
+def import_for_workers() -> None:
+    """What every worker needs, imported once here before the workers are forked, so that no
+    worker imports it again per unit: writing and sealing the log, validating it, the bots' sandbox."""
+    import importlib
+
+    for name in ("referee.logs.log", "referee.logs.seal", "referee.logs.validate", "referee.seats.sandbox",
+                 "referee.seats.resources", "referee.seats.identity", "referee.matches.secrecy"):
+        importlib.import_module(name)
+
+
 def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress: Progress,
                 on_unit: Callable[[str], None] | None, close_fds: tuple[int, ...] = (), sign_key: bytes | None = None,
                 db=None) -> tuple[int, list[tuple[str, str]], bool]:
@@ -667,6 +750,8 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         if why is not None:
             fail(unit, f"its log does not check ({why})", None, o.attempts)
             return
+        for k, v in (res.get("cpu") or {}).items():  # what the workers spent (marias bench tournament)
+            WORKER_CPU[k] = WORKER_CPU.get(k, 0.0) + v
         journal_add(out, {"id": unit.id, "status": "done", "sha256": res["sha256"], "totals": res["totals"],
                            "names": res["names"], "attempts": o.attempts})
         if db is not None:  # after the journal: a crash between the two is mended by the next run's resync
@@ -701,6 +786,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         os.replace(part, path)
         on_outcome(Outcome(unit.id, "ok", entry["result"], attempts=entry["attempts"], seconds=entry["seconds"]))
 
+    import_for_workers()
     signal.signal(signal.SIGTERM, on_term)
     try:
         progress.show(force=True)
@@ -712,6 +798,35 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
                 return [t.job for t in ts], [t.wall_s for t in ts], [t.seats for t in ts], [t.argvs for t in ts]
 
             run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, play_unit, on_tick=progress.show)
+        elif cfg.warm:  # chains of units, each played by one worker with the same bot processes
+            workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
+            chains = {f"chain:{c[0].id}": c for c in plan_chains(pending, workers)}
+
+            def chain_task(key: str, chain: list[Unit]) -> Task:
+                ts = [task_of(u) for u in chain]
+                for t in ts:
+                    t.job["warm_partie"] = cfg.warm_partie
+                return Task(key, [t.job for t in ts], sum(t.wall_s for t in ts), ts[0].seats, ts[0].argvs)
+
+            def on_chain(o: Outcome) -> None:
+                chain = chains[o.key]
+                if not o.ok:
+                    for u in chain:
+                        fail(u, o.describe(), o.culprit, o.attempts)
+                    return
+                for r in o.result:
+                    if "error" in r:
+                        fail(by_id[r["id"]], f"error: {r['error']}", None, o.attempts)
+                    else:
+                        on_outcome(Outcome(r["id"], "ok", r, attempts=o.attempts))
+
+            def on_chain_retry(o: Outcome) -> None:
+                for u in chains[o.key]:
+                    remove_unit_files(out, u)
+                progress.message(f"{o.key}: {o.describe()}; trying it once more")
+
+            pool = Pool(play_chain, workers, retries=1, close_fds=close_fds)
+            pool.run([chain_task(k, c) for k, c in chains.items()], on_chain, on_chain_retry, on_tick=progress.show)
         else:
             tasks = [task_of(u) for u in pending]
             workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
@@ -785,3 +900,80 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
         "goal": goal,
         "goal_met": speedup >= goal,
     }
+
+
+def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: int = 12, concurrency: int = 1,
+               match_partie: int = 12, seed: str = "bench") -> dict:
+    """``marias bench tournament``: the same tournament (one table of ``field``, its six arrangements,
+    ``partie`` partie each) played cold (fresh bots every partie) and warm (bots kept through a chain),
+    and one long match of ``match_partie`` partie of the same three bots in one process each — in one
+    run, on the same machine load.  CPU per partie split into: the parent (planning, journal, results),
+    the workers' referee (playing and writing the log), their validation, the rest of the workers
+    (fork, exit, pre-flight, chain bookkeeping), the bots deciding, and the bots starting (to their
+    hello answer).  The bots' CPU is read from /proc over each bot's whole process tree just before it
+    is ended, so it is counted under the sandbox too (its pid namespace hides it from rusage)."""
+    import resource
+    import tempfile
+
+    from ..matches.match import BotSpec
+    from ..seats.process import BOT_CPU
+
+    def rself() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    names = [f"b{i + 1}={b}" for i, b in enumerate(field)]
+    out: dict = {"benchmark": "tournament warm/cold", "bots": ", ".join(field), "concurrency": concurrency}
+    per: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
+        for mode in ("cold", "warm", "match"):
+            b0, s0, p0, w0 = BOT_CPU["total"], BOT_CPU["start"], rself(), time.perf_counter()
+            if mode == "match":
+                specs = [BotSpec.parse_named(n, seed=seed) for n in names]
+                cfg0 = config_from_options(names, seed=seed, output=str(Path(tmp) / "x"), name="bench")
+                config = MatchConfig(bots=specs, partie=match_partie, seed=seed, log_path=Path(tmp) / "match.jsonl",
+                                     limits=cfg0.limits, sandbox=cfg0.sandbox)
+                res = run_match(config)
+                n = match_partie
+                parent = rself() - p0
+                parts = {"parent": 0.0, "referee": parent, "validation": 0.0, "workers_other": 0.0}
+                sandbox = res.sandbox
+            else:
+                cfg = config_from_options(names, partie=partie, seed=seed, concurrency=concurrency,
+                                          output=str(Path(tmp) / mode), name="bench")
+                cfg.warm = mode == "warm"
+                WORKER_CPU.clear()
+                run = run_tournament(cfg)
+                if not run.complete:
+                    raise RuntimeError(f"the benchmark tournament did not finish: {run.failed}")
+                n = run.units
+                wc = dict(WORKER_CPU)
+                parts = {"parent": rself() - p0, "referee": wc.get("referee", 0.0),
+                         "validation": wc.get("validation", 0.0),
+                         "workers_other": wc.get("worker", 0.0) - wc.get("referee", 0.0) - wc.get("validation", 0.0)}
+                parts["bots_deciding"] = wc.get("bots", 0.0) - wc.get("bots_start", 0.0)
+                parts["bots_starting"] = wc.get("bots_start", 0.0)
+            seconds = time.perf_counter() - w0
+            if mode == "match":
+                parts["bots_deciding"] = (BOT_CPU["total"] - b0) - (BOT_CPU["start"] - s0)
+                parts["bots_starting"] = BOT_CPU["start"] - s0
+            total = sum(parts.values())
+            per[mode] = {"partie": n, "seconds": seconds, "cpu": total}
+            out[f"{mode}_partie"] = n
+            out[f"{mode}_partie_per_second"] = round(n / seconds, 2)
+            out[f"{mode}_cpu_ms_per_partie"] = round(1000 * total / n, 1)
+            for k, v in parts.items():
+                out[f"{mode}_{k}_ms_per_partie"] = round(1000 * v / n, 1)
+    cpp = {m: per[m]["cpu"] / per[m]["partie"] for m in per}
+    out["sandbox"] = sandbox
+    out["cpu_per_partie_warm_vs_match"] = round(cpp["warm"] / cpp["match"], 2)
+    out["cpu_per_partie_cold_vs_match"] = round(cpp["cold"] / cpp["match"], 2)
+    out["partie_per_second_warm_vs_cold"] = round((per["warm"]["partie"] / per["warm"]["seconds"])
+                                                  / (per["cold"]["partie"] / per["cold"]["seconds"]), 2)
+    out["goal"] = "warm cpu/partie <= 1.2x the long match; warm partie/s >= 3x cold"
+    out["goal_met"] = out["cpu_per_partie_warm_vs_match"] <= 1.2 and out["partie_per_second_warm_vs_cold"] >= 3
+    try:
+        out["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
+    except OSError:
+        pass
+    return out

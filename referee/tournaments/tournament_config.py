@@ -37,7 +37,7 @@ ARRANGEMENTS: dict[str, list[tuple[int, int, int]]] = {
 DECK_SCOPES = ("table", "tournament")
 
 TOP_KEYS = ("name", "seed", "seed_file", "commit", "format", "gauntlet", "partie", "arrangements", "decks", "time", "faults",
-            "concurrency", "output", "bots", "sprt", "sandbox", "bot_limits", "cluster")
+            "concurrency", "output", "bots", "sprt", "sandbox", "bot_limits", "cluster", "warm")
 BOT_LIMIT_KEYS = ("memory_mb", "processes", "cpu_s", "file_mb", "disk_mb", "cpus")  # referee/seats/resources.py LIMIT_KEYS
 BOT_KEYS = ("name", "command", "cwd", "env", "move_ms", "startup_ms", *BOT_LIMIT_KEYS, "workdir", "fingerprint")
 TIME_KEYS = ("move_ms", "startup_ms", "bank_ms", "increment_ms")
@@ -138,6 +138,8 @@ class TournamentConfig:
     bot_limits: SandboxLimits = field(default_factory=SandboxLimits)  # every bot's, unless its own keys say
     allow_changed_bots: bool = False  # a resume accepts bots whose fingerprint changed
     cluster: str | None = None  # a Dask scheduler's address (tcp://HOST:8786): play there (referee/tournaments/cluster.py)
+    warm: bool = True  # a worker keeps its bots running from one partie to the next (a chain); how it is run, not stored
+    warm_partie: int = 50  # a warm bot process is retired after this many partie
     seed_drawn: bool = False  # the seed was drawn at random by this run
     seed_kind: str = SECRET  # PUBLIC: given in the configuration (reproducible); SECRET: drawn, or read from seed_file
     seed_file: Path | None = None  # where a secret seed was read from (hidden from every bot)
@@ -333,6 +335,15 @@ def config_from_data(data: Any, *, source: str, lines: dict[tuple, int], base_di
                                 f"got {cl!r}")
         else:
             cfg.cluster = cl.strip()
+    wm = data.get("warm")
+    if wm is not None:
+        if isinstance(wm, bool):
+            cfg.warm = wm
+        elif isinstance(wm, int) and 1 <= wm <= MAX_PARTIE:
+            cfg.warm, cfg.warm_partie = True, wm
+        else:
+            c.err(("warm",), f"true (keep the bots running from one partie to the next), false, or the partie "
+                             f"after which a bot process is retired (1 to {MAX_PARTIE}), got {wm!r}")
     bl = c.section(data, "bot_limits", BOT_LIMIT_KEYS)
     default_limits = SandboxLimits()
     cfg.bot_limits = SandboxLimits(**{k: c.integer(bl, ("bot_limits", k), getattr(default_limits, k), minimum=1)
