@@ -14,7 +14,7 @@ from ..matches.bounds import (MAX_BANK_MS, MAX_CONCURRENCY, MAX_FAULTS, MAX_INCR
                      MAX_SEED_CHARS, MAX_SERIES, MAX_STARTUP_MS)
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # marias --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     no_args_is_help=True,
     help="marias: a match referee for volený mariáš (three-player Czech card game) between bot programs.",
 )
@@ -147,8 +147,10 @@ def _exit_on_failed_units(failed: list[tuple[str, str]]) -> None:
     """Name every unit that failed (it is not counted) and exit 1; nothing when none failed."""
     if not failed:
         return
-    for uid, why in failed:
-        typer.echo(f"failed: {uid}: {why}", err=True)
+    from ..tournaments.failures import lines
+
+    for line in lines(failed):  # one line per cause (a dead scheduler fails every unit alike)
+        typer.echo(line, err=True)
     typer.echo(f"{len(failed)} partie failed and are not counted; run the same command again to retry them.", err=True)
     raise typer.Exit(1)
 

@@ -33,6 +33,12 @@ POLL_S = 0.2  # how often the coordinator looks at its futures
 MAX_SIDE_FILE = 1 << 20  # a unit's stderr files brought back from the worker, at most this many bytes each
 
 
+def _first_line(e: BaseException) -> str:
+    """An exception's text without the traceback some Dask errors carry."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
 class ClusterError(RuntimeError):
     """The cluster cannot be used (unreachable, a bot differs on a worker, ...)."""
 
@@ -155,7 +161,7 @@ def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable,
                     for u in group:
                         if u.id not in taken:
                             taken.add(u.id)
-                            fail(u, f"lost on the cluster: {e.__class__.__name__}: {e}", None, 1)
+                            fail(u, f"lost on the cluster: {e.__class__.__name__}: {_first_line(e)}", None, 1)
                     continue
                 if body.get("refused"):
                     raise ClusterError(

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from . import results
+from .failures import cause as failure_cause
 from .folder import (  # the output folder's files; callers may reach these as referee.tournaments.tournament.X too
     FolderLock, INVALID_DIR, JOURNAL_FILE, LOCK_FILE, LOGS_DIR, MANIFEST_FILE, MANIFEST_FORMAT, STATE_FILE,
     STATE_FORMAT, journal, journal_add, read_manifest, write_json,
@@ -636,6 +637,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
     by_id = {u.id: u for u in pending}
     played = 0
     failed: list[tuple[str, str]] = []
+    causes_said: set[str] = set()
     interrupted = False
     old_term = signal.getsignal(signal.SIGTERM)
 
@@ -646,7 +648,11 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         remove_unit_files(out, unit)
         failed.append((unit.id, why))
         journal_add(out, {"id": unit.id, "status": "failed", "why": why, "culprit": culprit, "attempts": attempts})
-        progress.message(f"{unit.id}: failed: {why}")
+        c = failure_cause(why)  # said once per cause while running (a dead scheduler fails every unit alike)
+        if c not in causes_said:
+            causes_said.add(c)
+            progress.message(f"{unit.id}: failed: {why.splitlines()[0] if why.strip() else why}"
+                             " (further partie failing the same way are listed at the end)")
 
     def on_outcome(o: Outcome) -> None:
         nonlocal played
