@@ -48,7 +48,7 @@ from ..matches.secrecy import PUBLIC, SECRET
 from .tournament_config import (  # the configuration; callers may reach these as referee.tournaments.tournament.X too
     HEAD_TO_HEAD, ARRANGEMENTS, CLUSTER_RE, ConfigError, TournamentError,
     TournamentConfig, load_config, config_from_options, check_commands, canonical,
-    diff_config, tables, deck_slots,
+    diff_config, tables, deck_slots, default_id_width, stopping_rule_changes,
 )
 
 MAX_DECISIONS_PER_DEAL = 100
@@ -87,7 +87,7 @@ def plan_units(cfg: TournamentConfig) -> list[Unit]:
     tbs = tables(cfg)
     arrs = ARRANGEMENTS[cfg.arrangements]
     tw = max(2, len(str(len(tbs))))
-    pw = max(2, len(str(cfg.partie)))
+    pw = cfg.id_width or default_id_width(cfg)  # kept when the partie count grows: played units keep their ids
     units = []
     for k in range(1, cfg.partie + 1):
         for t, tb in enumerate(tbs, 1):
@@ -322,8 +322,10 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
         if cfg.seed is None:
             cfg.seed = str(old_cfg.get("seed"))
             cfg.seed_kind = old.get("decks") or (SECRET if old.get("seed_drawn") else PUBLIC)
+        cfg.id_width = old.get("id_width") or default_id_width(old_cfg)
         canon = canonical(cfg)
-        changes = diff_config(old_cfg, canon)
+        extended, changes = stopping_rule_changes(old_cfg, canon)
+        what = "a duel" if old_cfg.get("format") == HEAD_TO_HEAD else "a tournament"
         bot_changes = [c for c in changes if c.startswith("fingerprints.")]
         listings = fingerprint_listings(cfg)
         if bot_changes and cfg.allow_changed_bots:
@@ -336,15 +338,32 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
             if changes == bot_changes:
                 hint += ("\nA bot's files changed since the tournament started; pass --allow-changed-bots to go on "
                          "with the new version (its partie of both versions are then counted together).")
+            if extended:
+                hint += ("\n(" + ", ".join(c.split(":", 1)[0] for c in extended) + " may change on a resume: "
+                         + ("the test's bounds and budget" if what == "a duel" else "more partie") + "; the rest may not.)")
             raise TournamentError(
-                f"{out} holds a tournament with another configuration ({state}); changed:\n  " + "\n  ".join(changes)
-                + "\nRestore the configuration to finish that tournament, or choose another output folder." + hint)
+                f"{out} holds {what} with another configuration ({state}); changed:\n  " + "\n  ".join(changes)
+                + f"\nRestore the configuration to {'continue that duel' if what == 'a duel' else 'finish that tournament'}, "
+                  "or choose another output folder." + hint)
+        rewrite = False
+        if extended:  # a larger budget or other bounds: the games already planned stay as they are
+            old["config"] = dict(canon)
+            old["id_width"] = cfg.id_width
+            old["config_sha256"] = hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()
+            old.setdefault("extensions", []).append(
+                {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": extended})
+            cfg.extended = list(extended)
+            if canon.get("format") != HEAD_TO_HEAD:
+                units = plan_units(cfg)
+                old["units"], old["deals"] = len(units), 12 * len(units)
+                write_json(out / MANIFEST_FILE, manifest(cfg))
+            rewrite = True
         if bot_changes:  # allowed: the stored fingerprints follow, and the change is on record
             old["config"]["fingerprints"] = canon["fingerprints"]
             old.setdefault("bot_changes", []).append(
                 {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": bot_changes,
                  "files": explain_bot_changes(cfg, old.get("fingerprint_listings"), listings, bot_changes)})
-        if bot_changes or old.get("fingerprint_listings") != listings:  # what each fingerprint covers, kept to explain a change
+        if rewrite or bot_changes or old.get("fingerprint_listings") != listings:  # listings: to explain a change
             old["fingerprint_listings"] = listings
             write_json(state, old)
         if not (out / MANIFEST_FILE).exists():
@@ -359,9 +378,10 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
         cfg.seed = secrets.token_hex(16)
         cfg.seed_drawn = True
     out.mkdir(parents=True, exist_ok=True)
+    cfg.id_width = cfg.id_width or default_id_width(cfg)
     canon = canonical(cfg)
     units = plan_units(cfg)
-    body = {"format": STATE_FORMAT, "version": 1, "config": canon,
+    body = {"format": STATE_FORMAT, "version": 1, "config": canon, "id_width": cfg.id_width,
             "config_sha256": hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest(),
             "seed_drawn": cfg.seed_drawn, "decks": cfg.seed_kind, "fingerprint_listings": fingerprint_listings(cfg),
             "source": cfg.source, "units": len(units), "deals": 12 * len(units),
