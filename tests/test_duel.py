@@ -273,3 +273,47 @@ def test_unit_ids_keep_their_width_when_the_budget_grows():
     assert [u.id for u in narrow.group(12)] == [u.id for u in wide.group(12)]
     assert [u.match_seed for u in narrow.group(12)] == [u.match_seed for u in wide.group(12)]
     assert wide.group(12345)[0].id == "g12345-saab"
+
+
+# ------------------------------------------------------------------ every table of a duel (issue 25 point 2)
+
+def test_marias_table_works_on_a_duel_folder_its_logs_and_its_log_files(tmp_path):
+    out = tmp_path / "d"
+    run = marias("duel", "random", "r7=random:7", "--max-groups", "2", "--seed", "tables", "-j", "2", "--out", str(out),
+                 "--format", "json", "-q")
+    assert run.returncode == 0, run.stderr
+    h2h = json.loads(run.stdout)["head-to-head"]
+    files = sorted(str(p) for p in (out / "logs").glob("*.jsonl"))
+    for args in ([str(out)], [str(out / "logs")], files):
+        r = marias("table", *args, "--format", "json")
+        assert r.returncode == 0, r.stderr
+        assert "not a unit" not in r.stderr and "left out" not in r.stderr, r.stderr
+        body = json.loads(r.stdout)
+        for name in ("standings", "play", "rating", "cross"):  # one row per bot, whatever seats it held
+            assert sorted(row["bot"] for row in body[name]) == ["r7", "random"], (args[:1], name, body[name])
+        st = {row["bot"]: row for row in body["standings"]}
+        assert st["random"]["partie"] == st["r7"]["partie"] == 12  # A and B sit in every partie of the duel
+        # the standings' mean and interval of A are the test's: the same group samples
+        assert st["random"]["mean"] == round(h2h["mean"], 2)
+        assert st["random"]["±95%"] == round(h2h["ci95_high"] - h2h["mean"], 2)
+        assert st["random"]["groše"] == -st["r7"]["groše"]
+        (pair,) = body["pairs"]
+        assert pair["groups"] == 2 and pair["partie"] == 12
+        if args != files:  # the folder (or its logs/) also gives the test's result
+            assert body["head-to-head"]["samples"] == h2h["samples"]
+    text = marias("table", str(out))
+    assert text.returncode == 0 and "Head-to-head: random against r7" in text.stdout and "Standings" in text.stdout
+    assert "robot#" not in text.stdout and "random#" not in text.stdout
+
+
+def test_a_match_log_with_one_bot_in_two_seats_is_one_row(tmp_path):
+    logs = tmp_path / "m"
+    r = marias("match", "--bot", "random", "--bot", "random", "--bot", "robot", "--partie", "1", "--seed", "7",
+               "--log", str(logs), "--sandbox", "none")
+    assert r.returncode == 0, r.stderr
+    body = json.loads(marias("table", str(logs), "--format", "json").stdout)
+    rows = {row["bot"]: row for row in body["standings"]}
+    assert sorted(rows) == ["random", "robot"]
+    assert rows["random"]["partie"] == rows["robot"]["partie"] == 1
+    assert rows["random"]["groše"] == -rows["robot"]["groše"]
+    assert rows["random"]["1st"] + rows["random"]["2nd"] + rows["random"]["3rd"] == 1

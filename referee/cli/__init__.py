@@ -858,7 +858,7 @@ def table_cmd(
     only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, pairs, play, cross, series, rating (repeatable)."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Recreate each tournament folder's results database (results.sqlite) from its logs, validating every one, then print the tables from it."),
 ):
-    """Every table (standings, pairs, play, cross, series, rating) from complete, valid logs; a head-to-head folder gets its test's decision, LLR and groups.
+    """Every table (standings, pairs, play, cross, series, rating) from complete, valid logs: of a tournament folder, a duel folder (its test's decision, LLR and groups first), the logs/ of either, a match's log folder, or log files. One row per bot: a bot holding two seats of a partie (a duel's A A B) is one entry with its seats together.
 
     A tournament folder with a results database (results.sqlite, written as each unit's log is
     accepted) is read from the database, not its logs; --rebuild recreates it from the logs.

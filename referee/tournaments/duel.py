@@ -175,7 +175,8 @@ def decks_of(folder: Path) -> str | None:
     return decks_summary(table_logs([Path(folder) / T.LOGS_DIR]))
 
 
-def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None, decks: str | None = None) -> dict:
+def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None, decks: str | None = None,
+                changes: list[str] | None = None) -> dict:
     t = plan.test
     e = st.estimate
     return {
@@ -190,6 +191,7 @@ def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None, dec
         "samples": [round(x, 4) for x in st.samples],
         "ignored_groups": list(ignored or []),
         "decks": decks,
+        "design_changes": list(changes or []),
     }
 
 
@@ -245,9 +247,7 @@ def report(folder) -> dict:
     plan = plan_from_state(body["config"], body.get("id_width"))
     sc = scan(folder, plan)
     st = sc.state()
-    r = result_dict(plan, st, sc.ignored_groups(st.n), decks_of(folder))
-    r["design_changes"] = design_changes(body)
-    return r
+    return result_dict(plan, st, sc.ignored_groups(st.n), decks_of(folder), design_changes(body))
 
 
 def design_changes(state_body: dict) -> list[str]:
@@ -274,7 +274,11 @@ class DuelRun:
 
     @property
     def result(self) -> dict:
-        return result_dict(self.plan, self.test, self.ignored, decks_of(self.config.output))
+        try:
+            body = json.loads((self.config.output / T.STATE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            body = {}
+        return result_dict(self.plan, self.test, self.ignored, decks_of(self.config.output), design_changes(body))
 
 
 def _progress_line(plan: Plan, st: SPRTState) -> str:
