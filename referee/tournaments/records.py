@@ -37,7 +37,8 @@ class PartieRecord:
 def bot_keys(header: dict) -> list[str]:
     """The identity of each bot of a log header (label, else name, else command).  Seats with the same
     label and the same fingerprint are one bot playing two seats (a duel's A A B): the same key, one
-    row in the tables.  The same label with different fingerprints gets ``#seat``."""
+    row in the tables.  The same label with different fingerprints gets ``#seat``, and so does every
+    seat when one bot holds them all (selfplay: there is nobody else to compare it with)."""
     keys = []
     bots = header.get("bots") or []
     for i, b in enumerate(bots):
@@ -47,8 +48,9 @@ def bot_keys(header: dict) -> list[str]:
             k = " ".join(cmd) if isinstance(cmd, list) else str(cmd or f"seat {i}")
         keys.append(str(k))
     fps = [b.get("fingerprint") for b in bots]
-    return [f"{k}#{i}" if len({fps[j] for j in range(len(keys)) if keys[j] == k}) > 1 else k
-            for i, k in enumerate(keys)]
+    one_bot = len(set(zip(keys, fps))) == 1  # a bot against itself (selfplay): its seats are told apart
+    return [f"{k}#{i}" if one_bot and len(keys) > 1 or len({fps[j] for j in range(len(keys)) if keys[j] == k}) > 1
+            else k for i, k in enumerate(keys)]
 
 
 def bot_fingerprints(header: dict) -> list[str | None]:
