@@ -59,5 +59,5 @@ def test_a_dead_scheduler_prints_one_line_per_cause(tmp_path, monkeypatch):
     # during the run: the first failure of the cause, said once; at the end: one line for the cause, then the advice
     assert len(failed) == 3, err
     assert "Traceback" not in err
-    assert failed[1].startswith("failed: 72 partie (t01-p01-s012, ") and "OSError: Timed out trying to connect" in failed[1]
+    assert failed[1].startswith("failed: 72 partie (t0") and " and 68 more): " in failed[1] and "OSError: Timed out trying to connect" in failed[1]
     assert failed[2] == "72 partie failed and are not counted; run the same command again to retry them."

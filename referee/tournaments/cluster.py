@@ -22,6 +22,7 @@ Trust: anyone who can reach the scheduler can run any code on the workers.  A cl
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import tempfile
@@ -138,6 +139,11 @@ def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable,
     once.  KeyboardInterrupt cancels what is still queued or running and propagates."""
     own = client is None
     client = client or connect(address)
+    # a scheduler that dies makes the client log a traceback at each reconnection attempt; what it
+    # means reaches the user once per cause through ``fail`` (referee/tournaments/failures.py)
+    quiet = logging.getLogger("distributed.client")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
     by_id = {u.id: u for u in pending}
     futures = {}
     try:
@@ -185,6 +191,9 @@ def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable,
         client.cancel([f for f in futures if not f.done()], force=True)
         raise
     finally:
-        if own:
-            client.close(timeout=5)
+        try:
+            if own:
+                client.close(timeout=5)
+        finally:
+            quiet.setLevel(level)
 
