@@ -15,7 +15,9 @@ and stops as soon as the LLR over groups 1..N crosses a bound (or at
 and only in order: the decision is the first crossing over complete groups 1, 2, 3, …
 So the logs are the whole state: a run stopped at any moment (Ctrl-C, ``kill -9``)
 is continued by the same command, and :func:`report` recomputes the same decision,
-LLR and number of groups from the folder alone (``marias table OUTPUT``).
+LLR and number of groups from the folder alone (``marias table OUTPUT``).  The ``sprt`` keys
+(bounds, max_groups) only say when to stop: a resume may change them (``prepare_output`` keeps the
+unit ids' width, ``id_width``), so a test stopped at max_groups goes on with a larger one.
 """
 
 from __future__ import annotations
