@@ -216,3 +216,104 @@ def test_kill_9_resumes_the_same_test(tmp_path):
         assert len(list((out / "logs").glob(f"g{k:04d}-s*.jsonl"))) == 6
     assert table_json(out) == res
     assert wait_no_processes(marker) == []
+
+
+# ------------------------------------------------------------------ a larger budget (issue 25 point 1)
+
+def _hashes(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((folder / "logs").glob("*.jsonl"))}
+
+
+def test_a_duel_continues_with_a_larger_max_groups_and_keeps_what_was_played(tmp_path):
+    out = tmp_path / "d"
+    first = marias("duel", "random", "r7=random:7", "--max-groups", "2", "--seed", "extend-me", "-j", "2",
+                   "--out", str(out), "--format", "json")
+    assert first.returncode == 0, first.stderr
+    r1 = json.loads(first.stdout)["head-to-head"]
+    assert r1["decision"] == "no decision" and r1["groups"] == 2
+    before = _hashes(out)
+    assert sorted(before) == sorted(u.id + ".jsonl" for k in (1, 2) for u in D.plan_of(_cfg_of(out)).group(k))
+
+    # another game is still refused, and the message says duel
+    other = marias("duel", "random", "r7=random:7", "--max-groups", "4", "--seed", "extend-me", "--move-time", "100",
+                   "--out", str(out))
+    assert other.returncode == 2
+    assert f"{out} holds a duel with another configuration" in other.stderr and "time.move_ms: 2000 -> 100" in other.stderr
+    assert "continue that duel" in other.stderr and "sprt.max_groups may change on a resume" in other.stderr
+
+    more = marias("duel", "random", "r7=random:7", "--max-groups", "4", "--seed", "extend-me", "-j", "2",
+                  "--out", str(out), "--format", "json")
+    assert more.returncode == 0, more.stderr
+    assert "continuing the duel with sprt.max_groups: 2 -> 4" in more.stderr
+    r2 = json.loads(more.stdout)["head-to-head"]
+    assert r2["samples"][:2] == r1["samples"] and r2["max_groups"] == 4
+    assert r2["groups"] == 4 or r2["decision"] in ("H0", "H1")
+    after = _hashes(out)
+    assert {k: after[k] for k in before} == before  # the first groups' logs, byte for byte
+    assert len(after) == 6 * r2["groups"]
+    state = json.loads((out / "tournament.json").read_text())
+    assert state["config"]["sprt"]["max_groups"] == 4 and state["id_width"] == 4
+    assert state["extensions"][0]["changed"] == ["sprt.max_groups: 2 -> 4"]
+    again = marias("table", str(out), "--format", "json")  # the folder alone gives the same result
+    assert json.loads(again.stdout)["head-to-head"]["samples"] == r2["samples"]
+
+
+def _cfg_of(out: Path):
+    body = json.loads((out / "tournament.json").read_text())
+    cfg = T.config_from_options(["random", "r7=random:7"], format=T.HEAD_TO_HEAD, seed=body["config"]["seed"],
+                                max_groups=body["config"]["sprt"]["max_groups"], output=str(out))
+    return cfg
+
+
+def test_unit_ids_keep_their_width_when_the_budget_grows():
+    narrow = D.Plan("A", "B", "s", SPRT(max_groups=9999), 4)
+    wide = D.Plan("A", "B", "s", SPRT(max_groups=20000), 4)  # extended past 9999: the stored width holds
+    assert [u.id for u in narrow.group(12)] == [u.id for u in wide.group(12)]
+    assert [u.match_seed for u in narrow.group(12)] == [u.match_seed for u in wide.group(12)]
+    assert wide.group(12345)[0].id == "g12345-saab"
+
+
+# ------------------------------------------------------------------ every table of a duel (issue 25 point 2)
+
+def test_marias_table_works_on_a_duel_folder_its_logs_and_its_log_files(tmp_path):
+    out = tmp_path / "d"
+    run = marias("duel", "random", "r7=random:7", "--max-groups", "2", "--seed", "tables", "-j", "2", "--out", str(out),
+                 "--format", "json", "-q")
+    assert run.returncode == 0, run.stderr
+    h2h = json.loads(run.stdout)["head-to-head"]
+    files = sorted(str(p) for p in (out / "logs").glob("*.jsonl"))
+    for args in ([str(out)], [str(out / "logs")], files):
+        r = marias("table", *args, "--format", "json")
+        assert r.returncode == 0, r.stderr
+        assert "not a unit" not in r.stderr and "left out" not in r.stderr, r.stderr
+        body = json.loads(r.stdout)
+        for name in ("standings", "play", "rating", "cross"):  # one row per bot, whatever seats it held
+            assert sorted(row["bot"] for row in body[name]) == ["r7", "random"], (args[:1], name, body[name])
+        st = {row["bot"]: row for row in body["standings"]}
+        assert st["random"]["partie"] == st["r7"]["partie"] == 12  # A and B sit in every partie of the duel
+        # the standings' mean and interval of A are the test's: the same group samples
+        assert st["random"]["mean"] == round(h2h["mean"], 2)
+        assert st["random"]["±95%"] == round(h2h["ci95_high"] - h2h["mean"], 2)
+        assert st["random"]["groše"] == -st["r7"]["groše"]
+        (pair,) = body["pairs"]
+        assert pair["groups"] == 2 and pair["partie"] == 12
+        if args != files:  # the folder (or its logs/) also gives the test's result
+            assert body["head-to-head"]["samples"] == h2h["samples"]
+    text = marias("table", str(out))
+    assert text.returncode == 0 and "Head-to-head: random against r7" in text.stdout and "Standings" in text.stdout
+    assert "robot#" not in text.stdout and "random#" not in text.stdout
+
+
+def test_a_match_log_with_one_bot_in_two_seats_is_one_row(tmp_path):
+    logs = tmp_path / "m"
+    r = marias("match", "--bot", "random", "--bot", "random", "--bot", "robot", "--partie", "1", "--seed", "7",
+               "--log", str(logs), "--sandbox", "none")
+    assert r.returncode == 0, r.stderr
+    body = json.loads(marias("table", str(logs), "--format", "json").stdout)
+    rows = {row["bot"]: row for row in body["standings"]}
+    assert sorted(rows) == ["random", "robot"]
+    assert rows["random"]["partie"] == rows["robot"]["partie"] == 1
+    assert rows["random"]["groše"] == -rows["robot"]["groše"]
+    assert rows["random"]["1st"] + rows["random"]["2nd"] + rows["random"]["3rd"] == 1

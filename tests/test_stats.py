@@ -175,3 +175,23 @@ def test_pairs_agree_with_a_brute_force(games):
         diffs = [p.totals[p.bots.index(r["bot"])] - p.totals[p.bots.index(r["vs"])] for p in parts]
         assert r["diff"] == pytest.approx(sum(diffs) / len(diffs), abs=0.006) and r["diff"] >= 0
         assert r["partie"] == len(parts) and r["groups"] == len({p.deck for p in parts})
+
+
+# ------------------------------------------------------------------ Elo units (issue 25 point 9)
+
+def test_elo_of_a_score_is_the_logistic_chess_uses():
+    from referee.tournaments.stats import elo, elo_estimate
+
+    assert elo(0.5) == 0.0
+    assert abs(elo(0.75) - 190.848501887865) < 1e-9  # 400 · log10(3)
+    assert abs(elo(0.25) + elo(0.75)) < 1e-12
+    assert elo(0.0) is None and elo(1.0) is None
+    e = elo_estimate([0.5, 0.75, 0.25, 0.5, 2 / 3, 1 / 3])
+    assert e.score == 0.5 and e.elo == 0.0
+    # the interval is the score's t interval taken through the logistic: symmetric here
+    from referee.tournaments.stats import estimate
+
+    s = estimate([0.5, 0.75, 0.25, 0.5, 2 / 3, 1 / 3])
+    assert abs(e.high - elo(0.5 + s.half)) < 1e-9 and abs(e.low + e.high) < 1e-9 and e.half == e.high
+    assert elo_estimate([0.9]).half is None  # one group: no interval
+    assert elo_estimate([1.0, 0.9, 1.0]).half is None  # the interval reaches a score of 1: no finite end

@@ -14,7 +14,7 @@ from ..matches.bounds import (MAX_BANK_MS, MAX_CONCURRENCY, MAX_FAULTS, MAX_INCR
                      MAX_SEED_CHARS, MAX_SERIES, MAX_STARTUP_MS)
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # marias --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     no_args_is_help=True,
     help="marias: a match referee for volený mariáš (three-player Czech card game) between bot programs.",
 )
@@ -147,8 +147,10 @@ def _exit_on_failed_units(failed: list[tuple[str, str]]) -> None:
     """Name every unit that failed (it is not counted) and exit 1; nothing when none failed."""
     if not failed:
         return
-    for uid, why in failed:
-        typer.echo(f"failed: {uid}: {why}", err=True)
+    from ..tournaments.failures import lines
+
+    for line in lines(failed):  # one line per cause (a dead scheduler fails every unit alike)
+        typer.echo(line, err=True)
     typer.echo(f"{len(failed)} partie failed and are not counted; run the same command again to retry them.", err=True)
     raise typer.Exit(1)
 
@@ -685,7 +687,7 @@ def tournament(
     bot: List[str] = typer.Option(None, "--bot", "-b", help="NAME=COMMAND (a built-in random, random:SEED, robot, or a command line); at least three. Only without CONFIG."),
     format_: Optional[str] = typer.Option(None, "--format", help="round-robin (every group of three) or gauntlet (--gauntlet NAME against every pair)."),
     gauntlet: Optional[str] = typer.Option(None, "--gauntlet", help="The bot that meets every pair of the others (format gauntlet)."),
-    partie: Optional[int] = typer.Option(None, "--partie", "-n", help="Partie per table and seat arrangement (default 1)."),
+    partie: Optional[int] = typer.Option(None, "--partie", "-n", help="Partie per table and seat arrangement (default 1). A larger one on an existing --out continues the tournament, keeping the partie played."),
     arrangements: Optional[str] = typer.Option(None, "--arrangements", help="all (6, default), rotations (3) or fixed (1)."),
     seed: Optional[str] = typer.Option(None, help="Tournament seed. One you give makes the decks reproducible, so public (logs and tables say decks: public seed); a short one a bot can find by trying values. Default: a fresh secret 128-bit seed, stored in the output folder, so a resume goes on with it."),
     seed_file: Optional[Path] = typer.Option(None, "--seed-file", dir_okay=False, help="Read the tournament seed from this file (one line; hidden from the bots, like the deal book): a seed you choose that stays secret."),
@@ -803,7 +805,7 @@ def duel(
     h1: Optional[float] = typer.Option(None, "--h1", help="H1: A's advantage in groše per partie, above h0 (default 10)."),
     alpha: Optional[float] = typer.Option(None, "--alpha", help="Chance of accepting H1 when H0 holds (default 0.05)."),
     beta: Optional[float] = typer.Option(None, "--beta", help="Chance of accepting H0 when H1 holds (default 0.05)."),
-    max_groups: Optional[int] = typer.Option(None, "--max-groups", help="Stop without a decision after this many groups of six partie (default 1000)."),
+    max_groups: Optional[int] = typer.Option(None, "--max-groups", help="Stop without a decision after this many groups of six partie (default 1000). A larger one on an existing --out continues the test, keeping the groups played."),
     concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Partie played at once (default: the number of CPUs)."),
     seed: Optional[str] = typer.Option(None, help="Seed of the decks: group K is shuffled from SEED:gK. One you give makes the decks reproducible, so public; a short one a bot can find by trying values. Default: a fresh secret 128-bit seed, stored in the output folder."),
     seed_file: Optional[Path] = typer.Option(None, "--seed-file", dir_okay=False, help="Read the seed from this file (one line; hidden from the bots): a seed you choose that stays secret."),
@@ -813,7 +815,7 @@ def duel(
     move_time: Optional[int] = typer.Option(None, "--move-time", help="Time per decision in ms (default 2000)."),
     startup_time: Optional[int] = typer.Option(None, "--startup-time", help="Time to start and answer hello in ms (default 10000)."),
     max_faults: Optional[int] = typer.Option(None, "--max-faults", help="Faults in a partie after which a bot forfeits the rest of it (R12.3; default 3)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", file_okay=False, help="Output folder (default duel-A-B); the same command continues a stopped test there."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", file_okay=False, help="Output folder (default duel-A-B); the same command continues a stopped test there, also with a larger --max-groups or other --h0/--h1/--alpha/--beta (other bots, limits or seed are refused)."),
     resume: bool = typer.Option(False, "--resume", help="Insist on continuing a test already in --out."),
     table_format: str = typer.Option("text", "--format", "-f", help="Output of the result: text, md, csv or json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
@@ -901,7 +903,7 @@ def table_cmd(
     only: List[str] = typer.Option(None, "--table", help="Only these tables: standings, pairs, play, cross, series, rating (repeatable)."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Recreate each tournament folder's results database (results.sqlite) from its logs, validating every one, then print the tables from it."),
 ):
-    """Every table (standings, pairs, play, cross, series, rating) from complete, valid logs; a head-to-head folder gets its test's decision, LLR and groups.
+    """Every table (standings, pairs, play, cross, series, rating) from complete, valid logs: of a tournament folder, a duel folder (its test's decision, LLR and groups first), the logs/ of either, a match's log folder, or log files. One row per bot: a bot holding two seats of a partie (a duel's A A B) is one entry with its seats together.
 
     A tournament folder with a results database (results.sqlite, written as each unit's log is
     accepted) is read from the database, not its logs; --rebuild recreates it from the logs.

@@ -22,6 +22,7 @@ Trust: anyone who can reach the scheduler can run any code on the workers.  A cl
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import tempfile
@@ -31,6 +32,12 @@ from typing import Callable
 
 POLL_S = 0.2  # how often the coordinator looks at its futures
 MAX_SIDE_FILE = 1 << 20  # a unit's stderr files brought back from the worker, at most this many bytes each
+
+
+def _first_line(e: BaseException) -> str:
+    """An exception's text without the traceback some Dask errors carry."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else "(no message)"
 
 
 class ClusterError(RuntimeError):
@@ -132,6 +139,11 @@ def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable,
     once.  KeyboardInterrupt cancels what is still queued or running and propagates."""
     own = client is None
     client = client or connect(address)
+    # a scheduler that dies makes the client log a traceback at each reconnection attempt; what it
+    # means reaches the user once per cause through ``fail`` (referee/tournaments/failures.py)
+    quiet = logging.getLogger("distributed.client")
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL)
     by_id = {u.id: u for u in pending}
     futures = {}
     try:
@@ -155,7 +167,7 @@ def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable,
                     for u in group:
                         if u.id not in taken:
                             taken.add(u.id)
-                            fail(u, f"lost on the cluster: {e.__class__.__name__}: {e}", None, 1)
+                            fail(u, f"lost on the cluster: {e.__class__.__name__}: {_first_line(e)}", None, 1)
                     continue
                 if body.get("refused"):
                     raise ClusterError(
@@ -179,6 +191,9 @@ def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable,
         client.cancel([f for f in futures if not f.done()], force=True)
         raise
     finally:
-        if own:
-            client.close(timeout=5)
+        try:
+            if own:
+                client.close(timeout=5)
+        finally:
+            quiet.setLevel(level)
 

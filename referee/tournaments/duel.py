@@ -15,7 +15,9 @@ and stops as soon as the LLR over groups 1..N crosses a bound (or at
 and only in order: the decision is the first crossing over complete groups 1, 2, 3, …
 So the logs are the whole state: a run stopped at any moment (Ctrl-C, ``kill -9``)
 is continued by the same command, and :func:`report` recomputes the same decision,
-LLR and number of groups from the folder alone (``marias table OUTPUT``).
+LLR and number of groups from the folder alone (``marias table OUTPUT``).  The ``sprt`` keys
+(bounds, max_groups) only say when to stop: a resume may change them (``prepare_output`` keeps the
+unit ids' width, ``id_width``), so a test stopped at max_groups goes on with a larger one.
 """
 
 from __future__ import annotations
@@ -56,10 +58,11 @@ class Plan:
     b: str
     seed: str
     test: SPRT
+    id_width: int | None = None  # digits of K in unit ids (kept when max_groups grows); None: of max_groups
 
     @property
     def width(self) -> int:
-        return max(4, len(str(self.test.max_groups or 0)))
+        return self.id_width or max(4, len(str(self.test.max_groups or 0)))
 
     def group(self, k: int) -> list[T.Unit]:
         """Group ``k`` (1-based): six units on one deck (seed ``SEED:gK``, or deal-book line K)."""
@@ -71,14 +74,16 @@ class Plan:
 def plan_of(cfg: T.TournamentConfig) -> Plan:
     if cfg.format != T.HEAD_TO_HEAD or cfg.sprt is None or len(cfg.bots) != 2:
         raise ValueError("a head-to-head test needs format: head-to-head and exactly two bots")
-    return Plan(cfg.bots[0].name, cfg.bots[1].name, cfg.seed, SPRT(**cfg.sprt))
+    return Plan(cfg.bots[0].name, cfg.bots[1].name, cfg.seed, SPRT(**cfg.sprt), cfg.id_width)
 
 
-def plan_from_state(canon: dict) -> Plan:
-    """The plan stored in a folder's tournament.json (its canonical configuration)."""
+def plan_from_state(canon: dict, id_width: int | None = None) -> Plan:
+    """The plan stored in a folder's tournament.json (its canonical configuration, and the width of
+    its unit ids when stored)."""
     sp = canon["sprt"]
     return Plan(canon["bots"][0]["name"], canon["bots"][1]["name"], str(canon["seed"]),
-                SPRT(h0=sp["h0"], h1=sp["h1"], alpha=sp["alpha"], beta=sp["beta"], max_groups=sp["max_groups"]))
+                SPRT(h0=sp["h0"], h1=sp["h1"], alpha=sp["alpha"], beta=sp["beta"], max_groups=sp["max_groups"]),
+                id_width)
 
 
 def unit_sample(path: Path, a: str) -> float:
@@ -172,7 +177,8 @@ def decks_of(folder: Path) -> str | None:
     return decks_summary(table_logs([Path(folder) / T.LOGS_DIR]))
 
 
-def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None, decks: str | None = None) -> dict:
+def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None, decks: str | None = None,
+                changes: list[str] | None = None) -> dict:
     t = plan.test
     e = st.estimate
     return {
@@ -187,6 +193,7 @@ def result_dict(plan: Plan, st: SPRTState, ignored: list[int] | None = None, dec
         "samples": [round(x, 4) for x in st.samples],
         "ignored_groups": list(ignored or []),
         "decks": decks,
+        "design_changes": list(changes or []),
     }
 
 
@@ -210,6 +217,9 @@ def render(r: dict, fmt: str = "text") -> str:
                        f"max groups {r['max_groups']}")]
     if r.get("decks"):
         rows.append(("decks", r["decks"]))
+    if r.get("design_changes"):
+        rows.append(("design changed", "after play began: " + "; ".join(r["design_changes"])
+                     + " (the error rates hold only for a design fixed in advance)"))
     if r["ignored_groups"]:
         rows.append(("not counted", f"{len(r['ignored_groups'])} group(s) finished after the decision"))
     if fmt == "csv":
@@ -235,11 +245,18 @@ def is_duel_folder(path) -> bool:
 def report(folder) -> dict:
     """The head-to-head result of a folder, from its logs and its tournament.json alone."""
     folder = Path(folder)
-    canon = json.loads((folder / T.STATE_FILE).read_text(encoding="utf-8"))["config"]
-    plan = plan_from_state(canon)
+    body = json.loads((folder / T.STATE_FILE).read_text(encoding="utf-8"))
+    plan = plan_from_state(body["config"], body.get("id_width"))
     sc = scan(folder, plan)
     st = sc.state()
-    return result_dict(plan, st, sc.ignored_groups(st.n), decks_of(folder))
+    return result_dict(plan, st, sc.ignored_groups(st.n), decks_of(folder), design_changes(body))
+
+
+def design_changes(state_body: dict) -> list[str]:
+    """Changes of the test's hypotheses or error rates made on a resume (tournament.json ``extensions``;
+    a larger or smaller max_groups is not one: it only says how long the same test may run)."""
+    return [c for e in state_body.get("extensions") or [] for c in e.get("changed") or []
+            if not c.startswith("sprt.max_groups")]
 
 
 # ------------------------------------------------------------------ the runner
@@ -259,7 +276,11 @@ class DuelRun:
 
     @property
     def result(self) -> dict:
-        return result_dict(self.plan, self.test, self.ignored, decks_of(self.config.output))
+        try:
+            body = json.loads((self.config.output / T.STATE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            body = {}
+        return result_dict(self.plan, self.test, self.ignored, decks_of(self.config.output), design_changes(body))
 
 
 def _progress_line(plan: Plan, st: SPRTState) -> str:
@@ -313,6 +334,13 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
         before = st.n
         if state == "resume":
             say(f"resuming {out}: {before} group(s) counted" + (f", {_progress_line(plan, st)}" if st.n else ""))
+        if cfg.extended:
+            say(f"continuing the duel with {'; '.join(cfg.extended)} (the groups played are kept: same decks and seeds)")
+            if any(not c.startswith("sprt.max_groups") for c in cfg.extended) and before:
+                say("warning: the test's hypotheses or error rates changed after groups were played: its error rates "
+                    "hold only for a design fixed before the first group (the change is kept in tournament.json)")
+            if st.decision in (H0, H1):
+                say(f"the test already decided at group {st.n} ({st.decision}); a larger max_groups plays nothing more")
         played, failed, interrupted = 0, [], False
         if not st.done:
             st, played, failed, interrupted = _play(cfg, plan, sc, st, say, close_fds=(lock.f.fileno(),),

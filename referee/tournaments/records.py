@@ -9,6 +9,7 @@ every table (:mod:`referee.tournaments.standings`) and of the results database
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -34,15 +35,22 @@ class PartieRecord:
 
 
 def bot_keys(header: dict) -> list[str]:
-    """The identity of each bot of a log header (label, else name, else command); clashes get ``#seat``."""
+    """The identity of each bot of a log header (label, else name, else command).  Seats with the same
+    label and the same fingerprint are one bot playing two seats (a duel's A A B): the same key, one
+    row in the tables.  The same label with different fingerprints gets ``#seat``, and so does every
+    seat when one bot holds them all (selfplay: there is nobody else to compare it with)."""
     keys = []
-    for i, b in enumerate(header.get("bots") or []):
+    bots = header.get("bots") or []
+    for i, b in enumerate(bots):
         k = b.get("label") or b.get("name")
         if not k:
             cmd = b.get("command")
             k = " ".join(cmd) if isinstance(cmd, list) else str(cmd or f"seat {i}")
         keys.append(str(k))
-    return [f"{k}#{i}" if keys.count(k) > 1 else k for i, k in enumerate(keys)]
+    fps = [b.get("fingerprint") for b in bots]
+    one_bot = len(set(zip(keys, fps))) == 1  # a bot against itself (selfplay): its seats are told apart
+    return [f"{k}#{i}" if one_bot and len(keys) > 1 or len({fps[j] for j in range(len(keys)) if keys[j] == k}) > 1
+            else k for i, k in enumerate(keys)]
 
 
 def bot_fingerprints(header: dict) -> list[str | None]:
@@ -120,6 +128,9 @@ def log_paths(paths: Iterable, recorded: dict | None = None) -> tuple[list[Path]
         except ValueError as e:
             notes.append(f"{e}; {p} left out")
             continue
+        if is_duel(folder):  # its groups are planned as they are played: its unit logs are the files of logs/
+            files.extend(duel_logs(folder))
+            continue
         named = [folder / u["log"] for u in m["units"] if isinstance(u, dict) and isinstance(u.get("log"), str)]
         wanted = {q.resolve() for q in named}
         for q in log_files([p]):
@@ -135,6 +146,32 @@ def log_paths(paths: Iterable, recorded: dict | None = None) -> tuple[list[Path]
                 recorded[q] = hashes.get(q)
         files.extend(present)
     return files, notes
+
+
+def is_duel(folder: Path) -> bool:
+    """A head-to-head folder (its tournament.json says ``format: head-to-head``)."""
+    import json
+
+    from .folder import STATE_FILE
+    from .tournament_config import HEAD_TO_HEAD
+
+    try:
+        body = json.loads((Path(folder) / STATE_FILE).read_text(encoding="utf-8"))
+        return body["config"].get("format") == HEAD_TO_HEAD
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+#: a head-to-head unit's log (referee/tournaments/duel.py: gGGGG-sAAB.jsonl)
+DUEL_LOG_RE = re.compile(r"g\d+-s[ab]{3}\.jsonl$")
+
+
+def duel_logs(folder: Path) -> list[Path]:
+    """The unit logs of a head-to-head folder, in order (each still has to be complete and valid)."""
+    from .folder import LOGS_DIR
+
+    logs = Path(folder) / LOGS_DIR
+    return sorted(p for p in logs.iterdir() if DUEL_LOG_RE.match(p.name)) if logs.is_dir() else []
 
 
 def journal_hashes(folder: Path, manifest: dict) -> dict[Path, str]:

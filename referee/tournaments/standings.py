@@ -9,7 +9,9 @@ A *bot* is identified by its identity (:mod:`referee.seats.identity`): the heade
 label (the tournament's bot name, or the ``NAME=`` of ``marias match --bot``),
 else its announced name, together with its fingerprint.  One label with two
 fingerprints (a bot changed between runs) becomes two bots, ``NAME@FINGERPR``;
-two seats of one log with the same label are told apart as ``NAME#SEAT``.
+two seats of one log with the same label and fingerprint are one bot in two seats (a duel's
+A A B: one row, its seats' groše together per partie); with different fingerprints they are
+told apart as ``NAME#SEAT``.
 
 A tournament folder (or its ``logs/``) holding a manifest counts only the logs
 the manifest names (:func:`log_paths`).
@@ -32,7 +34,7 @@ from .records import (  # reading logs into partie records; callers may reach th
     PartieRecord, bot_fingerprints, bot_keys, journal_hashes, load, log_paths, match_key, name_identities,
     not_recorded_note, pair_flows, read_logs, records_from_log,
 )
-from .stats import estimate, t975
+from .stats import elo_estimate, estimate, t975
 
 CONTRACT_KINDS = ("hra", "sedma", "sto", "betl", "durch", "proti")
 TABLE_NAMES = ("standings", "pairs", "play", "cross", "series", "rating")
@@ -120,7 +122,8 @@ class Tournament:
 
 @dataclass(slots=True)
 class Played:
-    """What the pairs and rating tables keep of each partie: who sat where, the totals, the group."""
+    """What the pairs and rating tables keep of each partie: its bots (each once, a bot in two seats
+    with its seats' groše together), their totals, the group."""
 
     source: str
     partie: int
@@ -154,49 +157,58 @@ def compute(parties: Iterable, fps_of: dict[str, set] | None = None) -> Tourname
             if names is None:
                 names = names_cache[key] = tuple(f"{n}@{short(fp)}" if len(fps_of.get(n, ())) > 1 else n
                                                  for n, fp in zip(s.bots, s.fingerprints))
-        st = [bots.get(n) or bots.setdefault(n, BotStats(n)) for n in names]
-        for b, fp in zip(st, s.fingerprints):
-            b.fingerprint = b.fingerprint or fp
+        # one bot may hold two seats (a duel's A A B): it is one entry of the partie, its seats together
+        uniq = tuple(dict.fromkeys(names))
+        seats_of = [[i for i in range(3) if names[i] == n] for n in uniq]
+        merged = [sum(s.totals[i] for i in ix) for ix in seats_of]
+        st = [bots.get(n) or bots.setdefault(n, BotStats(n)) for n in uniq]
+        for b, ix in zip(st, seats_of):
+            b.fingerprint = b.fingerprint or s.fingerprints[ix[0]]
         for i in range(3):
             for j in range(3):
-                if i != j:
-                    a, b = names[i], names[j]
-                    row = cross.setdefault(a, {})
-                    row[b] = row.get(b, 0) + s.won_from(i, j)
+                if names[i] != names[j]:
+                    row = cross.setdefault(names[i], {})
+                    row[names[j]] = row.get(names[j], 0) + s.won_from(i, j)
+        for a in uniq:
+            for b2 in uniq:
+                if a != b2:
                     m = met.setdefault(a, {})
-                    m[b] = m.get(b, 0) + 1
+                    m[b2] = m.get(b2, 0) + 1
         credit = place_credit(s.totals)
-        gkey = (tuple(sorted(names)), s.deck)
+        gkey = (tuple(sorted(uniq)), s.deck)  # the same bots on the same deck, whoever holds two seats
         group = group_cache.get(gkey) or group_cache.setdefault(gkey, gkey)
-        for i in range(3):
-            b, x = st[i], s.seats[i]
-            b.deals += s.deals
-            b.actor += x.actor
-            b.actor_won += x.actor_won
-            for k, (w, l) in x.contracts.items():
-                c = b.contracts[k]
-                c[0] += w
-                c[1] += l
-            b.fleks_given += x.fleks_given
-            b.fleks_won += x.fleks_won
-            for k, v in x.faults.items():
-                b.faults[k] = b.faults.get(k, 0) + v
-            b.decisions += x.decisions
-            b.ms_sum += x.ms_sum
-            if x.decisions:
-                b.ms_max = max(b.ms_max, x.ms_max)
-            for from_deal, deals in x.forfeits:
-                b.forfeited_from.append(from_deal)
-                b.forfeited_deals += deals
+        for b, ix, total in zip(st, seats_of, merged):
+            actor_won = 0
+            for i in ix:
+                x = s.seats[i]
+                b.deals += s.deals
+                b.actor += x.actor
+                b.actor_won += x.actor_won
+                actor_won += x.actor_won
+                for k, (w, l) in x.contracts.items():
+                    c = b.contracts[k]
+                    c[0] += w
+                    c[1] += l
+                b.fleks_given += x.fleks_given
+                b.fleks_won += x.fleks_won
+                for k, v in x.faults.items():
+                    b.faults[k] = b.faults.get(k, 0) + v
+                b.decisions += x.decisions
+                b.ms_sum += x.ms_sum
+                if x.decisions:
+                    b.ms_max = max(b.ms_max, x.ms_max)
+                for from_deal, deals in x.forfeits:
+                    b.forfeited_from.append(from_deal)
+                    b.forfeited_deals += deals
             b.partie += 1
-            b.groše += s.totals[i]
-            b.partie_totals.append(s.totals[i])
-            b.actor_wins_by_partie.append(x.actor_won)
-            b.groups.setdefault(group, []).append(s.totals[i])
-            for k in range(3):
-                b.place_credit[k] += credit[i][k]
-            b.place_sum += sum((k + 1) * credit[i][k] for k in range(3))
-        played.append(Played(s.source, s.partie, names, s.totals, group))
+            b.groše += total
+            b.partie_totals.append(total)
+            b.actor_wins_by_partie.append(actor_won)
+            b.groups.setdefault(group, []).append(total)
+            for k in range(3):  # a bot in two seats: the mean of its seats' places
+                b.place_credit[k] += sum(credit[i][k] for i in ix) / len(ix)
+            b.place_sum += sum((k + 1) * credit[i][k] for i in ix for k in range(3)) / len(ix)
+        played.append(Played(s.source, s.partie, uniq, merged, group))
     return Tournament(bots, cross, met, played)
 
 
@@ -253,8 +265,8 @@ def pairwise_rows(t: Tournament) -> list[dict]:
     """
     diffs: dict[tuple[str, str], dict[tuple, list[int]]] = {}
     for p in t.parties:
-        for i in range(3):
-            for j in range(3):
+        for i in range(len(p.bots)):
+            for j in range(len(p.bots)):
                 a, b = p.bots[i], p.bots[j]
                 if a < b:
                     diffs.setdefault((a, b), {}).setdefault(p.group, []).append(p.totals[i] - p.totals[j])
@@ -264,11 +276,17 @@ def pairwise_rows(t: Tournament) -> list[dict]:
         e = estimate(means)
         partie = sum(len(v) for v in groups.values())
         mean = fmean([d for v in groups.values() for d in v])  # over the partie (groups may differ in size)
-        if mean < 0 or (mean == 0 and e.mean < 0):
+        flip = mean < 0 or (mean == 0 and e.mean < 0)
+        if flip:
             a, b, mean, means = b, a, -mean, [-m for m in means]
             e = estimate(means)
+        # the row bot's score against the other per partie (more groše 1, equal ½, fewer 0), per group
+        scores = [fmean((d < 0) + 0.5 * (d == 0) if flip else (d > 0) + 0.5 * (d == 0) for d in v)
+                  for v in groups.values()]
+        el = elo_estimate(scores)
         rows.append({"bot": a, "vs": b, "partie": partie, "groups": e.n, "diff": _r(mean), "±95%": _r(e.half),
-                     "LOS": None if e.los is None else round(e.los, 3)})
+                     "LOS": None if e.los is None else round(e.los, 3), "score": _r(el.score, 3),
+                     "Elo": _r(el.elo, 1), "±Elo": _r(el.half, 1)})
     rows.sort(key=lambda r: (-(r["diff"] or 0), r["bot"], r["vs"]))
     return rows
 
@@ -365,21 +383,39 @@ def rating_rows(t: Tournament) -> list[dict]:
         for n, team in zip(p.bots, new):
             ratings[n] = team[0]
             counts[n] += 1
+    field = field_elo(t)
     order = sorted(ratings, key=lambda n: (-ratings[n].ordinal(), n))
     return [{"#": i, "bot": n, "mu": _r(ratings[n].mu), "sigma": _r(ratings[n].sigma),
-             "mu-3sigma": _r(ratings[n].ordinal()), "partie": counts[n]}
+             "mu-3sigma": _r(ratings[n].ordinal()), "partie": counts[n],
+             "Elo": _r(field[n].elo, 1) if n in field else None, "±Elo": _r(field[n].half, 1) if n in field else None}
             for i, n in enumerate(order, 1)]
+
+
+def field_elo(t: Tournament) -> dict:
+    """Each bot's Elo against the field it met, with its 95% interval (:func:`referee.tournaments.stats.elo_estimate`):
+    in every partie the bot scores against each other bot at the table (more groše 1, equal ½, fewer 0);
+    its mean score per duplicate group is one sample, as for the standings' interval."""
+    per: dict[str, dict[tuple, list[float]]] = {}
+    for p in t.parties:
+        for i, a in enumerate(p.bots):
+            for j, b in enumerate(p.bots):
+                if i != j:
+                    d = p.totals[i] - p.totals[j]
+                    per.setdefault(a, {}).setdefault(p.group, []).append((d > 0) + 0.5 * (d == 0))
+    return {n: elo_estimate([fmean(v) for v in groups.values()]) for n, groups in per.items()}
 
 
 TITLES = {
     "standings": "Standings (groše; mean per partie with 95% interval; places shared per R9.7)",
     "pairs": ("Pairs (groše per partie the row bot won more than the other over the partie where both sat; "
-              "95% interval over duplicate groups; LOS: likelihood that the row bot is better)"),
+              "95% interval over duplicate groups; LOS: likelihood that the row bot is better; score: its share of the "
+              "partie won against the other, in Elo with ± its 95% interval)"),
     "play": "Play (deals as actor; contracts won:lost by the actor, proti by its announcer; fleks; faults; "
             "forfeits of a partie's rest, R12.3; ms per decision)",
     "cross": "Cross table (groše the row bot won from the column bot)",
     "series": "Series (R10)",
-    "rating": "Rating (openskill Plackett-Luce)",
+    "rating": ("Rating (openskill Plackett-Luce; Elo against the field met, from per-partie scores over duplicate "
+               "groups, ± its 95% interval)"),
 }
 
 
@@ -450,8 +486,13 @@ def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
     from . import duel
 
     paths = list(paths)
-    duels = [p for p in paths if Path(p).is_dir() and duel.is_duel_folder(p)]
-    paths = [p for p in paths if p not in duels]
+    duels: list[Path] = []  # head-to-head folders named (or their logs/): the test's result, then the tables
+    for p in paths:
+        p = Path(p)
+        folder = p if p.is_dir() and duel.is_duel_folder(p) else p.parent if (
+            p.is_dir() and p.name == "logs" and duel.is_duel_folder(p.parent)) else None
+        if folder is not None and folder.resolve() not in {d.resolve() for d in duels}:
+            duels.append(folder)
     results = [duel.report(p) for p in duels]
     sections = [duel.render(r, fmt) for r in results]
     if not paths:
@@ -478,7 +519,7 @@ def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
     text = render(tables, fmt, series=series, footer=footer)
     if sections and fmt == "json":
         body = json.loads(text)
-        body["head-to-head"] = results
+        body["head-to-head"] = results[0] if len(results) == 1 else results  # as `marias table DUEL` alone gives it
         text = json.dumps(body, indent=2, ensure_ascii=False)
     elif sections:
         text = "\n".join(sections + [text])

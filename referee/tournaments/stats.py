@@ -248,3 +248,39 @@ def los(mean: float, se: float, df: float = math.inf) -> float:
     if se <= 0:
         return 1.0 if mean > 0 else 0.0 if mean < 0 else 0.5
     return t_cdf(mean / se, df)
+
+
+# ------------------------------------------------------------------ Elo units (as fastchess, cutechess and Ordo print them)
+
+def elo(score: float) -> float | None:
+    """The Elo difference of a score (the share of points, a win 1, a draw ½) under the logistic model
+    chess uses: −400 · log10(1/score − 1).  None for a score of 0 or 1 (no finite difference)."""
+    if not 0.0 < score < 1.0:
+        return None
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+@dataclass(frozen=True)
+class EloEstimate:
+    score: float  # the mean score
+    elo: float | None  # its Elo difference
+    low: float | None  # the 95% interval's ends, the score's ends in Elo
+    high: float | None
+
+    @property
+    def half(self) -> float | None:
+        """The ± of fastchess and Ordo: half the width of the interval in Elo."""
+        return None if self.low is None or self.high is None else (self.high - self.low) / 2.0
+
+
+def elo_estimate(group_scores: Sequence[float]) -> EloEstimate:
+    """Elo with its 95% interval from the mean scores of independent samples (duplicate groups): the
+    score's interval, t(0.975, n − 1) · s / √n as for groše, taken through the logistic.  The ends
+    are None where the interval reaches a score of 0 or 1, and with one sample."""
+    e = estimate(group_scores)
+    lo = hi = None
+    if e.half is not None:
+        lo, hi = elo(e.mean - e.half), elo(e.mean + e.half)
+        if lo is None or hi is None:
+            lo = hi = None
+    return EloEstimate(e.mean, elo(e.mean), lo, hi)

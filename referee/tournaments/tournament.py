@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from . import results
+from .failures import cause as failure_cause
 from .folder import (  # the output folder's files; callers may reach these as referee.tournaments.tournament.X too
     FolderLock, INVALID_DIR, JOURNAL_FILE, LOCK_FILE, LOGS_DIR, MANIFEST_FILE, MANIFEST_FORMAT, STATE_FILE,
     STATE_FORMAT, journal, journal_add, read_manifest, write_json,
@@ -47,7 +48,7 @@ from ..matches.secrecy import PUBLIC, SECRET
 from .tournament_config import (  # the configuration; callers may reach these as referee.tournaments.tournament.X too
     HEAD_TO_HEAD, ARRANGEMENTS, CLUSTER_RE, ConfigError, TournamentError,
     TournamentConfig, load_config, config_from_options, check_commands, canonical,
-    diff_config, tables, deck_slots,
+    diff_config, tables, deck_slots, default_id_width, stopping_rule_changes,
 )
 
 MAX_DECISIONS_PER_DEAL = 100
@@ -89,7 +90,7 @@ def plan_units(cfg: TournamentConfig) -> list[Unit]:
     tbs = tables(cfg)
     arrs = ARRANGEMENTS[cfg.arrangements]
     tw = max(2, len(str(len(tbs))))
-    pw = max(2, len(str(cfg.partie)))
+    pw = cfg.id_width or default_id_width(cfg)  # kept when the partie count grows: played units keep their ids
     units = []
     for k in range(1, cfg.partie + 1):
         for t, tb in enumerate(tbs, 1):
@@ -394,8 +395,10 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
         if cfg.seed is None:
             cfg.seed = str(old_cfg.get("seed"))
             cfg.seed_kind = old.get("decks") or (SECRET if old.get("seed_drawn") else PUBLIC)
+        cfg.id_width = old.get("id_width") or default_id_width(old_cfg)
         canon = canonical(cfg)
-        changes = diff_config(old_cfg, canon)
+        extended, changes = stopping_rule_changes(old_cfg, canon)
+        what = "a duel" if old_cfg.get("format") == HEAD_TO_HEAD else "a tournament"
         bot_changes = [c for c in changes if c.startswith("fingerprints.")]
         listings = fingerprint_listings(cfg)
         if bot_changes and cfg.allow_changed_bots:
@@ -408,15 +411,32 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
             if changes == bot_changes:
                 hint += ("\nA bot's files changed since the tournament started; pass --allow-changed-bots to go on "
                          "with the new version (its partie of both versions are then counted together).")
+            if extended:
+                hint += ("\n(" + ", ".join(c.split(":", 1)[0] for c in extended) + " may change on a resume: "
+                         + ("the test's bounds and budget" if what == "a duel" else "more partie") + "; the rest may not.)")
             raise TournamentError(
-                f"{out} holds a tournament with another configuration ({state}); changed:\n  " + "\n  ".join(changes)
-                + "\nRestore the configuration to finish that tournament, or choose another output folder." + hint)
+                f"{out} holds {what} with another configuration ({state}); changed:\n  " + "\n  ".join(changes)
+                + f"\nRestore the configuration to {'continue that duel' if what == 'a duel' else 'finish that tournament'}, "
+                  "or choose another output folder." + hint)
+        rewrite = False
+        if extended:  # a larger budget or other bounds: the games already planned stay as they are
+            old["config"] = dict(canon)
+            old["id_width"] = cfg.id_width
+            old["config_sha256"] = hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()
+            old.setdefault("extensions", []).append(
+                {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": extended})
+            cfg.extended = list(extended)
+            if canon.get("format") != HEAD_TO_HEAD:
+                units = plan_units(cfg)
+                old["units"], old["deals"] = len(units), 12 * len(units)
+                write_json(out / MANIFEST_FILE, manifest(cfg))
+            rewrite = True
         if bot_changes:  # allowed: the stored fingerprints follow, and the change is on record
             old["config"]["fingerprints"] = canon["fingerprints"]
             old.setdefault("bot_changes", []).append(
                 {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": bot_changes,
                  "files": explain_bot_changes(cfg, old.get("fingerprint_listings"), listings, bot_changes)})
-        if bot_changes or old.get("fingerprint_listings") != listings:  # what each fingerprint covers, kept to explain a change
+        if rewrite or bot_changes or old.get("fingerprint_listings") != listings:  # listings: to explain a change
             old["fingerprint_listings"] = listings
             write_json(state, old)
         if not (out / MANIFEST_FILE).exists():
@@ -431,9 +451,10 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
         cfg.seed = secrets.token_hex(16)
         cfg.seed_drawn = True
     out.mkdir(parents=True, exist_ok=True)
+    cfg.id_width = cfg.id_width or default_id_width(cfg)
     canon = canonical(cfg)
     units = plan_units(cfg)
-    body = {"format": STATE_FORMAT, "version": 1, "config": canon,
+    body = {"format": STATE_FORMAT, "version": 1, "config": canon, "id_width": cfg.id_width,
             "config_sha256": hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest(),
             "seed_drawn": cfg.seed_drawn, "decks": cfg.seed_kind, "fingerprint_listings": fingerprint_listings(cfg),
             "source": cfg.source, "units": len(units), "deals": 12 * len(units),
@@ -719,6 +740,7 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
     by_id = {u.id: u for u in pending}
     played = 0
     failed: list[tuple[str, str]] = []
+    causes_said: set[str] = set()
     interrupted = False
     old_term = signal.getsignal(signal.SIGTERM)
 
@@ -729,7 +751,11 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
         remove_unit_files(out, unit)
         failed.append((unit.id, why))
         journal_add(out, {"id": unit.id, "status": "failed", "why": why, "culprit": culprit, "attempts": attempts})
-        progress.message(f"{unit.id}: failed: {why}")
+        c = failure_cause(why)  # said once per cause while running (a dead scheduler fails every unit alike)
+        if c not in causes_said:
+            causes_said.add(c)
+            progress.message(f"{unit.id}: failed: {why.splitlines()[0] if why.strip() else why}"
+                             " (further partie failing the same way are listed at the end)")
 
     def on_outcome(o: Outcome) -> None:
         nonlocal played

@@ -146,6 +146,9 @@ class TournamentConfig:
     commit: bool = False  # print the seed's SHA-256 before play and the seed only after it
     config_file: Path | None = None  # the YAML file (hidden from every bot: it may name or hold secrets)
     private_paths: tuple[str, ...] = ()  # more files no bot may see: the signing key (not part of the configuration)
+    id_width: int | None = None  # digits of the partie (tournament) or group (duel) index in unit ids, kept when
+    # the plan grows (a resume with more partie or groups), so that the units already played keep their ids and seeds
+    extended: list[str] = field(default_factory=list)  # what prepare_output found changed in the stopping rule only
     _fingerprints: dict[str, str] | None = field(default=None, repr=False)
 
     def bot(self, name: str) -> BotEntry:
@@ -665,6 +668,37 @@ def _flatten(value, path="") -> dict[str, Any]:
             out.update(_flatten(v, f"{path}[{i}]"))
         return out
     return {path: value}
+
+
+def default_id_width(cfg_or_canon) -> int:
+    """The width of the index in unit ids when nothing else was stored: of the partie count (tournament,
+    ``tTT-pPP-sABC``, at least 2) or of sprt.max_groups (duel, ``gGGGG-sAAB``, at least 4)."""
+    get = cfg_or_canon.get if isinstance(cfg_or_canon, dict) else lambda k: getattr(cfg_or_canon, k)
+    if get("format") == HEAD_TO_HEAD:
+        return max(4, len(str((get("sprt") or {}).get("max_groups") or 0)))
+    return max(2, len(str(get("partie"))))
+
+
+def stopping_rule_changes(old: dict, new: dict) -> tuple[list[str], list[str]]:
+    """The differences between two canonical configurations, split into (those that only change how much
+    is played or when a test stops, those that change the games).  A duel's ``sprt.*`` (its bounds and
+    max_groups) and a tournament's ``partie`` growing are the first kind: the units already planned keep
+    their ids, seeds and decks.  Not so with a deal book of scope ``table``, whose line for table T's
+    partie K depends on the partie count: there ``partie`` changes the games."""
+    changes = diff_config(old, new)
+    h2h = new.get("format") == HEAD_TO_HEAD and old.get("format") == HEAD_TO_HEAD
+    book_by_table = (new.get("decks") or {}).get("book") is not None and (new.get("decks") or {}).get("scope") != "tournament"
+    stop, game = [], []
+    for c in changes:
+        key = c.split(":", 1)[0]
+        if h2h and key.startswith("sprt."):
+            stop.append(c)
+        elif (key == "partie" and not h2h and isinstance(old.get("partie"), int)
+              and new["partie"] > old["partie"] and not book_by_table):
+            stop.append(c)
+        else:
+            game.append(c)
+    return stop, game
 
 
 def diff_config(old: dict, new: dict) -> list[str]:
