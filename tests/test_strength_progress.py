@@ -67,7 +67,8 @@ def test_ctrl_c_prints_the_partial_report():
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "strength", "-b", "robot", "-b", "robot", "-b",
                              "random", "-n", "3000", "--seed", "c"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = ""
     while "partie 1/" not in line:
         line = proc.stderr.readline()

@@ -292,8 +292,19 @@ def match(
         sys.stdout.flush()
     elif not (quiet or as_json):
         typer.echo(f"seed: {seed}", err=True)
-    progress = None if quiet or as_json else (lambda line: typer.echo(line, err=True))
-    result = run_match(config, progress)
+    progress = None if quiet or as_json else _match_progress(partie)
+    try:
+        result = run_match(config, progress)
+    except KeyboardInterrupt:
+        if log_path is not None and log_path.exists():
+            where = (f"the log {log_path} is incomplete: the partie played so far, never a result "
+                     f"(marias validate {log_path} says so; marias show {log_path} shows the finished deals)")
+        elif log_path is not None:
+            where = f"no log was written ({log_path} was not begun)"
+        else:
+            where = "no log was kept (--log FOLDER keeps one)"
+        typer.echo(f"\nstopped before the end: {where}", err=True)
+        raise typer.Exit(130)
     if as_json:
         typer.echo(json.dumps({**result.to_dict(), "seed": seed, "seed_sha256": commitment, "decks": kind}, indent=2, ensure_ascii=False))
         return
@@ -491,6 +502,22 @@ def play(
 
 
 # ------------------------------------------------------------------ strength
+def _match_progress(partie: int):
+    """The referee's progress lines on stderr, each partie's with the count and an ETA."""
+    import re
+
+    eta = _Eta("partie", partie)
+
+    def show(line: str) -> None:
+        m = re.match(r"partie (\d+): \[", line)
+        if m:
+            done = int(m.group(1))
+            line = f"{line}  ({eta.text(done)})"
+        typer.echo(line, err=True)
+
+    return show
+
+
 class _Eta:
     """Progress with an estimate of the time left, on stderr: ``what done/total, elapsed, ETA``."""
 
