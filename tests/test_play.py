@@ -648,3 +648,33 @@ def test_question_mark_shows_the_whole_bidding_and_the_tricks_as_this_seat_saw_t
     assert "        a (seat 0): „hra“ — shows the trump card Xb: trumps are ♦ kule" in text
     assert "        you: „flek na hru“" in text and "        a (seat 0): „re na hru“" in text
     assert "trick 1  a (seat 0) Ab · you 9b · b (seat 2) Kb  → a (seat 0)" in text
+
+
+def test_refused_input_at_the_discard_prompt_is_explained():
+    """Issue 25 point 5: a lone ``1`` (or any one word) at the discard prompt says what is wanted."""
+    hand = ["Ah", "Kh", "7h", "8l", "9l", "Xb", "Ob", "7b", "Aa", "Xa", "Ua", "8a"]
+    legal = [f"{k}:{a},{b}" for k in ("barva", "betl") for a in hand for b in hand if a != b
+             and (k == "betl" or not ({a, b} & {"Ah", "Xb", "Aa", "Xa", "Kh"}))]
+    v = view(phase="talon", hand=hand, trump_card="Kh", trump="h", game=None, actor=None, contract=None, levels={})
+    h, out = person("1\n1\nhello\n7h 8l\n")
+    assert h.choose(v, legal) == "barva:7h,8l"
+    text = out.getvalue()
+    assert "„1“ („Barva?“ is chosen already): name two cards to discard for „Barva?“, such as" in text
+    assert "„hello“: name two cards to discard" in text
+    h, out = person("1\n2\n9l 8a\n")  # a number of another game still switches to it
+    assert h.choose(v, legal) == "betl:9l,8a"
+
+
+def test_an_illegal_card_names_the_exact_rule_as_the_engine_says_it():
+    """Issue 25 point 5: the person is told what a bot is told (R7.2: must follow suit …)."""
+    v = view(hand=["Kh", "7a", "9b"], trick=[{"seat": 1, "card": "Xa"}], game="barva", trump="h", actor=1,
+             levels={"hra": 0}, proti={}, tricks=[])
+    h, out = person("9b\nquit\n")
+    with pytest.raises(PersonLeft):
+        h.choose(v, ["play:7a"])
+    assert "9b may not be played now (R7.2: must follow suit with a žaludy card)." in out.getvalue()
+    v2 = dict(v, hand=["Kh", "9b"])
+    h, out = person("9b\nquit\n")
+    with pytest.raises(PersonLeft):
+        h.choose(v2, ["play:Kh"])
+    assert "R7.2: void in žaludy: must play a trump (červené)" in out.getvalue()
