@@ -678,3 +678,29 @@ def test_an_illegal_card_names_the_exact_rule_as_the_engine_says_it():
     with pytest.raises(PersonLeft):
         h.choose(v2, ["play:Kh"])
     assert "R7.2: void in žaludy: must play a trump (červené)" in out.getvalue()
+
+
+def test_play_draws_a_secret_seed_unless_one_is_given(monkeypatch, tmp_path):
+    """Issue 25 point 5: ``marias play`` deals fresh cards each time (a match's secret seed)."""
+    from typer.testing import CliRunner
+
+    import referee.people.play as play_mod
+    from referee.cli import app
+
+    seen = []
+
+    def fake_run_play(bots, **kw):
+        seen.append((kw["seed"], kw["secret"]))
+        return play_mod.PlayResult(kw["seat"], None, None, interrupted=True)
+
+    monkeypatch.setattr(play_mod, "run_play", fake_run_play)
+    for args in ([], [], ["--seed", "7"]):
+        CliRunner().invoke(app, ["play", "-b", "robot", "-b", "robot", *args])
+    (a, sa), (b, sb), (c, sc) = seen
+    assert sa and sb and a != b and len(a) >= 32
+    assert (c, sc) == ("7", False)
+    out = io.StringIO()
+    outcome = run_play(["robot", "robot"], seed="f" * 32, secret=True, log_dir=tmp_path,
+                       inp=AutoPerson(out, limit=5), out=out)
+    assert "f" * 32 not in outcome.log_path.name
+    assert json.loads(outcome.log_path.read_text().splitlines()[0])["decks"] == "secret seed"

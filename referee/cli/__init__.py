@@ -43,7 +43,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 @app.command()
 def selfplay(
     bot: List[str] = typer.Option(None, "--bot", "-b", help="Bot per seat, three times (default robot, robot, random): a built-in (played in-process), a command line or NAME=COMMAND; with any command the partie is played through the referee, every bot a program."),
-    seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts)."),
+    seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts). Default 1: public, the same partie every run."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl (selfplay-sSEED-2.jsonl, ... if taken)."),
 ):
     """Play one partie (12 deals) and print it deal by deal: built-in bots in-process, any other bot as a program through the referee."""
@@ -57,6 +57,8 @@ def selfplay(
     names = _three(bot or ["robot", "robot", "random"])
     entries = [parse_entry(n) for n in names]
     _check_entries(names)
+    if seed == 1:
+        typer.echo("note: seed 1 (the default) is public: the same partie every run (--seed N to vary it)", err=True)
     if not all(is_builtin(c) for _, c in entries):
         _selfplay_programs(entries, seed, log)
         return
@@ -466,7 +468,7 @@ def play(
     bot: List[str] = typer.Option(..., "--bot", "-b", help="Twice: the bots in the other seats, in seat order (random, robot, random:SEED or a command line)."),
     seat: int = typer.Option(0, "--seat", "-s", min=0, max=2, help="Your seat (0 is the forhont of deal 1)."),
     partie: int = typer.Option(1, "--partie", "-n", min=1, help="How many partie (12 deals each) to play."),
-    seed: str = typer.Option("1", help="Match seed: partie N shuffles with SEED:N (and draws its cuts from it)."),
+    seed: Optional[str] = typer.Option(None, help="Match seed: partie N shuffles with SEED:N (and draws its cuts from it); a seed you give deals the same cards every time (public). Default: a fresh secret seed, revealed in the log's footer and at the end."),
     deck: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="File of starting decks, one per line (32 card codes); partie N uses line N."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Folder for the game log (JSON Lines) and the bots' stderr; review it with marias show LOG --seat S."),
     move_time: Optional[int] = typer.Option(None, "--move-time", min=1, help="Your time per decision in ms (default: no limit)."),
@@ -483,8 +485,15 @@ def play(
     if len(bot) != 2:
         raise typer.BadParameter(f"give exactly two bots (the other seats), got {len(bot)}", param_hint="--bot")
     decks = _decks(deck, partie)
+    from ..rules.partie import new_seed
+
+    secret = seed is None
+    if secret:
+        seed = new_seed()  # fresh cards each game; told only at the end (it deals every hand)
+    elif len(seed) > MAX_SEED_CHARS or not seed.strip():
+        raise typer.BadParameter(f"a seed is 1 to {MAX_SEED_CHARS} characters", param_hint="--seed")
     try:
-        outcome = run_play(list(bot), seat=seat, partie=partie, seed=seed, decks=decks, log_dir=log,
+        outcome = run_play(list(bot), seat=seat, partie=partie, seed=seed, secret=secret, decks=decks, log_dir=log,
                            move_ms=move_time, bot_move_ms=bot_time, plain=plain)
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--bot")
@@ -499,6 +508,8 @@ def play(
     where = f"; log: {path} (review: marias show {path} --seat {seat})" if path else ""
     totals = outcome.result.totals
     typer.echo(f"\nyou (seat {seat}) {totals[seat]:+d} groše in {partie} partie{where}")
+    if secret:
+        typer.echo(f"the cards were dealt from the secret seed {seed} (--seed {seed} deals them again)")
 
 
 # ------------------------------------------------------------------ strength
