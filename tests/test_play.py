@@ -510,11 +510,11 @@ def test_raises_in_events_follow_the_rounds_of_r5_3():
                               **({"trump_card": "Ul"} if decision == "contract" else {})}})
     lines = out.getvalue().splitlines()
     assert "  a (seat 0): „sedma“ — shows the trump card Ul: trumps are ♠ zelené" in lines
-    assert "  you: „flek na hru“" in lines
-    assert "  b (seat 2): „flek na obojí“" in lines
-    assert "  a (seat 0): „re na hru“" in lines
-    assert "  you: „tutti na hru“" in lines
-    assert "  b (seat 2): „dobrá“" in lines
+    assert "  you: „flek na hru“ (raising round 1)" in lines
+    assert "  b (seat 2): „flek na obojí“ (raising round 1)" in lines
+    assert "  a (seat 0): „re na hru“ (raising round 2)" in lines
+    assert "  you: „tutti na hru“ (raising round 3)" in lines
+    assert "  b (seat 2): „dobrá“ (raising round 3)" in lines
 
 
 def test_the_position_shows_the_hand_by_suit_and_the_table():
@@ -704,3 +704,29 @@ def test_play_draws_a_secret_seed_unless_one_is_given(monkeypatch, tmp_path):
                        inp=AutoPerson(out, limit=5), out=out)
     assert "f" * 32 not in outcome.log_path.name
     assert json.loads(outcome.log_path.read_text().splitlines()[0])["decks"] == "secret seed"
+
+
+def test_after_spatna_the_taken_talon_the_new_actor_and_the_round_of_each_answer_are_shown():
+    """Issue 25 point 5: the talon cards taken, no stale actor, answers and raises with their round."""
+    from referee.people.screen import Screen
+
+    out = io.StringIO()
+    sc = Screen(out, False)
+    sc.seat, sc.labels = 1, ["a", "you", "c"]
+    bids = [{"seat": 0, "decision": "trump", "action": "trump"},
+            {"seat": 0, "decision": "talon", "action": "barva:7h,Ul"},
+            {"seat": 1, "decision": "answer", "action": "spatna"}]
+    v = view(phase="talon", seat=1, hand=["Ah", "7h", "Ul", "9l"], game="barva", actor=0, contract=None,
+             bids=bids, levels={})
+    text = "\n".join(sc.position("talon", v))
+    assert "talon   7h Ul — taken from the talon (a (seat 0)'s discards)" in text
+    assert "you are the actor now" in text and "actor a (seat 0)" not in text
+    lines = []
+    for seat, decision, action in [(0, "talon", "barva:7h,Ul"), (1, "answer", "dobra"), (2, "answer", "dobra"),
+                                   (1, "talon", "betl:Ah,9l"), (2, "answer", "dobra"), (0, "answer", "dobra"),
+                                   (2, "flek", "flek:betl"), (0, "flek", "dobra"), (1, "flek", "dobra")]:
+        lines += sc.event_lines({"kind": "action", "seat": seat, "decision": decision, "action": action})
+    assert "you: „dobrá“ (answer to „Barva?“)" in lines
+    assert "a (seat 0): „dobrá“ (answer to „betl“)" in lines
+    assert "a (seat 0): „dobrá“ (raising round 1)" in lines
+    assert "you: „dobrá“ (raising round 2)" in lines
