@@ -167,8 +167,8 @@ def _spaces_hint(argv: list[str], given: str, base: Path) -> str:
             if k - j >= 2:
                 joined = " ".join(argv[j:k])
                 if (base / os.path.expanduser(joined)).exists():
-                    return (f"; {joined!r} exists: a path with spaces must be quoted inside the command, "
-                            f"e.g. \"{shlex.quote(joined)}\" or --bot \"NAME={shlex.quote(joined)}\"")
+                    return (f"; a path with spaces must be quoted: {joined!r} (quote it inside the command: "
+                            f"\"{shlex.quote(joined)}\", or --bot \"NAME={shlex.quote(joined)}\")")
     return ""
 
 
