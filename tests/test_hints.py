@@ -102,3 +102,10 @@ def test_validate_names_a_missing_format_without_none(tmp_path):
     r = CliRunner().invoke(app, ["validate", str(log)])
     assert "format is None" not in r.output
     assert "the header's format is missing" in r.output
+
+
+def test_an_unquoted_path_with_spaces_names_the_bot_by_its_file(tmp_path):
+    from referee.matches.match import BotSpec
+
+    path = _bot_in_spaces(tmp_path)
+    assert BotSpec.parse_named(path).label == "perl_bot"

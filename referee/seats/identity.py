@@ -418,5 +418,7 @@ def default_label(argv: list[str], builtin: str | None = None, value: str | None
     names = named_paths(argv)
     pick = next((n for n in names if n.role != "exe" and n.given), None) or (names[0] if names else None)
     stem = Path(pick.given).stem if pick else "bot"
+    if value and (pick is None or not pick.exists) and os.path.isfile(os.path.expanduser(value.strip())):
+        stem = Path(value.strip()).stem  # an unquoted path with spaces: the file it names, not a word of it
     clean = re.sub(r"[^A-Za-z0-9_.+-]", "_", stem)[:40].lstrip("_.+-") or "bot"
     return clean
