@@ -510,11 +510,11 @@ def test_raises_in_events_follow_the_rounds_of_r5_3():
                               **({"trump_card": "Ul"} if decision == "contract" else {})}})
     lines = out.getvalue().splitlines()
     assert "  a (seat 0): „sedma“ — shows the trump card Ul: trumps are ♠ zelené" in lines
-    assert "  you: „flek na hru“" in lines
-    assert "  b (seat 2): „flek na obojí“" in lines
-    assert "  a (seat 0): „re na hru“" in lines
-    assert "  you: „tutti na hru“" in lines
-    assert "  b (seat 2): „dobrá“" in lines
+    assert "  you: „flek na hru“ (raising round 1)" in lines
+    assert "  b (seat 2): „flek na obojí“ (raising round 1)" in lines
+    assert "  a (seat 0): „re na hru“ (raising round 2)" in lines
+    assert "  you: „tutti na hru“ (raising round 3)" in lines
+    assert "  b (seat 2): „dobrá“ (raising round 3)" in lines
 
 
 def test_the_position_shows_the_hand_by_suit_and_the_table():
@@ -648,3 +648,85 @@ def test_question_mark_shows_the_whole_bidding_and_the_tricks_as_this_seat_saw_t
     assert "        a (seat 0): „hra“ — shows the trump card Xb: trumps are ♦ kule" in text
     assert "        you: „flek na hru“" in text and "        a (seat 0): „re na hru“" in text
     assert "trick 1  a (seat 0) Ab · you 9b · b (seat 2) Kb  → a (seat 0)" in text
+
+
+def test_refused_input_at_the_discard_prompt_is_explained():
+    """Issue 25 point 5: a lone ``1`` (or any one word) at the discard prompt says what is wanted."""
+    hand = ["Ah", "Kh", "7h", "8l", "9l", "Xb", "Ob", "7b", "Aa", "Xa", "Ua", "8a"]
+    legal = [f"{k}:{a},{b}" for k in ("barva", "betl") for a in hand for b in hand if a != b
+             and (k == "betl" or not ({a, b} & {"Ah", "Xb", "Aa", "Xa", "Kh"}))]
+    v = view(phase="talon", hand=hand, trump_card="Kh", trump="h", game=None, actor=None, contract=None, levels={})
+    h, out = person("1\n1\nhello\n7h 8l\n")
+    assert h.choose(v, legal) == "barva:7h,8l"
+    text = out.getvalue()
+    assert "„1“ („Barva?“ is chosen already): name two cards to discard for „Barva?“, such as" in text
+    assert "„hello“: name two cards to discard" in text
+    h, out = person("1\n2\n9l 8a\n")  # a number of another game still switches to it
+    assert h.choose(v, legal) == "betl:9l,8a"
+
+
+def test_an_illegal_card_names_the_exact_rule_as_the_engine_says_it():
+    """Issue 25 point 5: the person is told what a bot is told (R7.2: must follow suit …)."""
+    v = view(hand=["Kh", "7a", "9b"], trick=[{"seat": 1, "card": "Xa"}], game="barva", trump="h", actor=1,
+             levels={"hra": 0}, proti={}, tricks=[])
+    h, out = person("9b\nquit\n")
+    with pytest.raises(PersonLeft):
+        h.choose(v, ["play:7a"])
+    assert "9b may not be played now (R7.2: must follow suit with a žaludy card)." in out.getvalue()
+    v2 = dict(v, hand=["Kh", "9b"])
+    h, out = person("9b\nquit\n")
+    with pytest.raises(PersonLeft):
+        h.choose(v2, ["play:Kh"])
+    assert "R7.2: void in žaludy: must play a trump (červené)" in out.getvalue()
+
+
+def test_play_draws_a_secret_seed_unless_one_is_given(monkeypatch, tmp_path):
+    """Issue 25 point 5: ``marias play`` deals fresh cards each time (a match's secret seed)."""
+    from typer.testing import CliRunner
+
+    import referee.people.play as play_mod
+    from referee.cli import app
+
+    seen = []
+
+    def fake_run_play(bots, **kw):
+        seen.append((kw["seed"], kw["secret"]))
+        return play_mod.PlayResult(kw["seat"], None, None, interrupted=True)
+
+    monkeypatch.setattr(play_mod, "run_play", fake_run_play)
+    for args in ([], [], ["--seed", "7"]):
+        CliRunner().invoke(app, ["play", "-b", "robot", "-b", "robot", *args])
+    (a, sa), (b, sb), (c, sc) = seen
+    assert sa and sb and a != b and len(a) >= 32
+    assert (c, sc) == ("7", False)
+    out = io.StringIO()
+    outcome = run_play(["robot", "robot"], seed="f" * 32, secret=True, log_dir=tmp_path,
+                       inp=AutoPerson(out, limit=5), out=out)
+    assert "f" * 32 not in outcome.log_path.name
+    assert json.loads(outcome.log_path.read_text().splitlines()[0])["decks"] == "secret seed"
+
+
+def test_after_spatna_the_taken_talon_the_new_actor_and_the_round_of_each_answer_are_shown():
+    """Issue 25 point 5: the talon cards taken, no stale actor, answers and raises with their round."""
+    from referee.people.screen import Screen
+
+    out = io.StringIO()
+    sc = Screen(out, False)
+    sc.seat, sc.labels = 1, ["a", "you", "c"]
+    bids = [{"seat": 0, "decision": "trump", "action": "trump"},
+            {"seat": 0, "decision": "talon", "action": "barva:7h,Ul"},
+            {"seat": 1, "decision": "answer", "action": "spatna"}]
+    v = view(phase="talon", seat=1, hand=["Ah", "7h", "Ul", "9l"], game="barva", actor=0, contract=None,
+             bids=bids, levels={})
+    text = "\n".join(sc.position("talon", v))
+    assert "talon   7h Ul — taken from the talon (a (seat 0)'s discards)" in text
+    assert "you are the actor now" in text and "actor a (seat 0)" not in text
+    lines = []
+    for seat, decision, action in [(0, "talon", "barva:7h,Ul"), (1, "answer", "dobra"), (2, "answer", "dobra"),
+                                   (1, "talon", "betl:Ah,9l"), (2, "answer", "dobra"), (0, "answer", "dobra"),
+                                   (2, "flek", "flek:betl"), (0, "flek", "dobra"), (1, "flek", "dobra")]:
+        lines += sc.event_lines({"kind": "action", "seat": seat, "decision": decision, "action": action})
+    assert "you: „dobrá“ (answer to „Barva?“)" in lines
+    assert "a (seat 0): „dobrá“ (answer to „betl“)" in lines
+    assert "a (seat 0): „dobrá“ (raising round 1)" in lines
+    assert "you: „dobrá“ (raising round 2)" in lines

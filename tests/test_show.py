@@ -189,3 +189,45 @@ def test_an_incomplete_log_shows_its_finished_deals(tmp_path, logs):
     assert "deal 4" in text and "deal 5" not in text
     assert "the log has no footer" in text
     assert json.loads(lines[0])["type"] == "header"
+
+
+def test_every_card_played_is_shown_also_in_the_trick_the_lay_interrupts(logs, tmp_path):
+    """Issue 25 point 6: a deal ending ``play, play, lay`` shows the trick in progress (R8)."""
+    from tests.test_log import chooser_bots as bots_for
+
+    found = 0
+    paths = list(logs.values())
+    for seed in range(4, 40):
+        if found >= 2:
+            break
+        p = tmp_path / f"x{seed}.jsonl"
+        selfplay_log(p, bots_for(seed), seed=seed, fsync=False)
+        paths.append(p)
+        for rec in deal_records(p):
+            acts = [x["action"] for x in rec["decisions"]]
+            if acts and acts[-1] == "lay" and sum(a.startswith("play:") for a in acts) % 3:
+                found += 1
+    assert found, "no deal ending in a trick interrupted by a lay"
+    for path in paths:
+        for rec in deal_records(path):
+            acts = [x["action"] for x in rec["decisions"]]
+            if not (acts and acts[-1] == "lay" and sum(a.startswith("play:") for a in acts) % 3):
+                continue
+            text = show(path, partie=rec["partie"], deal=rec["deal"])
+            play = text.split("\nplay\n", 1)[1]
+            for a in acts:
+                if a.startswith("play:"):
+                    assert a[5:] in play, (a, play)
+            assert "the trick is not finished" in play
+
+
+def test_bots_are_shown_by_their_distinct_names(tmp_path):
+    """Issue 25 point 6: two tournament bots random-1, random-2 are told apart on the sheet."""
+    r = CliRunner().invoke(app, ["match", "-q", "-b", "random-1=random", "-b", "random-2=random", "-b", "robot",
+                                 "--seed", "3", "--log", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    (log,) = tmp_path.glob("match-*.jsonl")
+    text = show(log, deal=1)
+    assert "seat 0: random-1 (says random 1), builtin:random" in text
+    assert "seat 1: random-2 (says random 1), builtin:random" in text
+    assert "seat 2: robot 1, builtin:robot" in text

@@ -43,7 +43,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 @app.command()
 def selfplay(
     bot: List[str] = typer.Option(None, "--bot", "-b", help="Bot per seat, three times (default robot, robot, random): a built-in (played in-process), a command line or NAME=COMMAND; with any command the partie is played through the referee, every bot a program."),
-    seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts)."),
+    seed: int = typer.Option(1, help="Seed of the shuffle before deal 1 (and of the cuts). Default 1: public, the same partie every run."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Also write the game log (JSON Lines, protocol/LOGS.md) into this folder as selfplay-sSEED.jsonl (selfplay-sSEED-2.jsonl, ... if taken)."),
 ):
     """Play one partie (12 deals) and print it deal by deal: built-in bots in-process, any other bot as a program through the referee."""
@@ -57,6 +57,8 @@ def selfplay(
     names = _three(bot or ["robot", "robot", "random"])
     entries = [parse_entry(n) for n in names]
     _check_entries(names)
+    if seed == 1:
+        typer.echo("note: seed 1 (the default) is public: the same partie every run (--seed N to vary it)", err=True)
     if not all(is_builtin(c) for _, c in entries):
         _selfplay_programs(entries, seed, log)
         return
@@ -294,8 +296,19 @@ def match(
         sys.stdout.flush()
     elif not (quiet or as_json):
         typer.echo(f"seed: {seed}", err=True)
-    progress = None if quiet or as_json else (lambda line: typer.echo(line, err=True))
-    result = run_match(config, progress)
+    progress = None if quiet or as_json else _match_progress(partie)
+    try:
+        result = run_match(config, progress)
+    except KeyboardInterrupt:
+        if log_path is not None and log_path.exists():
+            where = (f"the log {log_path} is incomplete: the partie played so far, never a result "
+                     f"(marias validate {log_path} says so; marias show {log_path} shows the finished deals)")
+        elif log_path is not None:
+            where = f"no log was written ({log_path} was not begun)"
+        else:
+            where = "no log was kept (--log FOLDER keeps one)"
+        typer.echo(f"\nstopped before the end: {where}", err=True)
+        raise typer.Exit(130)
     if as_json:
         typer.echo(json.dumps({**result.to_dict(), "seed": seed, "seed_sha256": commitment, "decks": kind}, indent=2, ensure_ascii=False))
         return
@@ -457,7 +470,7 @@ def play(
     bot: List[str] = typer.Option(..., "--bot", "-b", help="Twice: the bots in the other seats, in seat order (random, robot, random:SEED or a command line)."),
     seat: int = typer.Option(0, "--seat", "-s", min=0, max=2, help="Your seat (0 is the forhont of deal 1)."),
     partie: int = typer.Option(1, "--partie", "-n", min=1, help="How many partie (12 deals each) to play."),
-    seed: str = typer.Option("1", help="Match seed: partie N shuffles with SEED:N (and draws its cuts from it)."),
+    seed: Optional[str] = typer.Option(None, help="Match seed: partie N shuffles with SEED:N (and draws its cuts from it); a seed you give deals the same cards every time (public). Default: a fresh secret seed, revealed in the log's footer and at the end."),
     deck: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="File of starting decks, one per line (32 card codes); partie N uses line N."),
     log: Optional[Path] = typer.Option(None, "--log", file_okay=False, help="Folder for the game log (JSON Lines) and the bots' stderr; review it with marias show LOG --seat S."),
     move_time: Optional[int] = typer.Option(None, "--move-time", min=1, help="Your time per decision in ms (default: no limit)."),
@@ -474,8 +487,15 @@ def play(
     if len(bot) != 2:
         raise typer.BadParameter(f"give exactly two bots (the other seats), got {len(bot)}", param_hint="--bot")
     decks = _decks(deck, partie)
+    from ..rules.partie import new_seed
+
+    secret = seed is None
+    if secret:
+        seed = new_seed()  # fresh cards each game; told only at the end (it deals every hand)
+    elif len(seed) > MAX_SEED_CHARS or not seed.strip():
+        raise typer.BadParameter(f"a seed is 1 to {MAX_SEED_CHARS} characters", param_hint="--seed")
     try:
-        outcome = run_play(list(bot), seat=seat, partie=partie, seed=seed, decks=decks, log_dir=log,
+        outcome = run_play(list(bot), seat=seat, partie=partie, seed=seed, secret=secret, decks=decks, log_dir=log,
                            move_ms=move_time, bot_move_ms=bot_time, plain=plain)
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--bot")
@@ -490,41 +510,126 @@ def play(
     where = f"; log: {path} (review: marias show {path} --seat {seat})" if path else ""
     totals = outcome.result.totals
     typer.echo(f"\nyou (seat {seat}) {totals[seat]:+d} groše in {partie} partie{where}")
+    if secret:
+        typer.echo(f"the cards were dealt from the secret seed {seed} (--seed {seed} deals them again)")
 
 
 # ------------------------------------------------------------------ strength
+def _match_progress(partie: int):
+    """The referee's progress lines on stderr, each partie's with the count and an ETA."""
+    import re
+
+    eta = _Eta("partie", partie)
+
+    def show(line: str) -> None:
+        m = re.match(r"partie (\d+): \[", line)
+        if m:
+            done = int(m.group(1))
+            line = f"{line}  ({eta.text(done)})"
+        typer.echo(line, err=True)
+
+    return show
+
+
+class _Eta:
+    """Progress with an estimate of the time left, on stderr: ``what done/total, elapsed, ETA``."""
+
+    def __init__(self, what: str, total: int):
+        import time
+
+        self.what, self.total, self.t0, self.clock = what, total, time.monotonic(), time.monotonic
+        self.tty = sys.stderr.isatty()
+        self.shown = -1.0
+
+    def text(self, done: int) -> str:
+        elapsed = self.clock() - self.t0
+        left = elapsed / done * (self.total - done) if done else float("nan")
+        eta = "?" if left != left else _duration(left)
+        return f"{self.what} {done}/{self.total}, {_duration(elapsed)} elapsed, ETA {eta}"
+
+    def __call__(self, done: int, total: int | None = None) -> None:
+        now = self.clock()
+        if done < self.total and now - self.shown < (0.2 if self.tty else 5.0):
+            return  # a terminal line redrawn, a log line every few seconds
+        self.shown = now
+        if self.tty:
+            sys.stderr.write("\r" + self.text(done) + ("\n" if done >= self.total else ""))
+            sys.stderr.flush()
+        else:
+            typer.echo(self.text(done), err=True)
+
+    def end_line(self) -> None:
+        if self.tty:
+            sys.stderr.write("\n")
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
 @app.command()
 def strength(
     bot: List[str] = typer.Option(..., "--bot", "-b", help="Three times: a built-in (random, robot, search: played in-process), a command line or NAME=COMMAND, e.g. --bot mine=\"python mybot.py\" --bot robot --bot robot. With any command every entry is played as a program through the referee."),
-    partie: int = typer.Option(30, "--partie", "-n", min=1, help="Partie to play (rounded up to whole decks: every deck is played in every seating)."),
-    move_time: int = typer.Option(2000, "--move-time", min=1, help="Time per decision in ms (programs only)."),
-    startup_time: int = typer.Option(10000, "--startup-time", min=1, help="Time to start and answer hello in ms (programs only)."),
-    seed: str = typer.Option("1", help="Seed of the decks (deck D shuffles with strength:SEED:D)."),
+    partie: int = typer.Option(30, "--partie", "-n", min=1, max=MAX_PARTIE, help="Partie to play (rounded up to whole decks: every deck is played in every seating)."),
+    move_time: int = typer.Option(2000, "--move-time", min=1, max=MAX_MOVE_MS, help="Time per decision in ms (programs only)."),
+    startup_time: int = typer.Option(10000, "--startup-time", min=1, max=MAX_STARTUP_MS, help="Time to start and answer hello in ms (programs only)."),
+    seed: Optional[str] = typer.Option(None, help="Seed of the decks (deck D shuffles with strength:SEED:D). Default 1: public, the same decks every run (the report is reproducible); give another to vary them."),
     permutations: bool = typer.Option(False, "--permutations", help="Play all 6 seat permutations per deck instead of the 3 rotations."),
     ms: float = typer.Option(100.0, "--ms", min=1, help="search: time budget per decision in milliseconds."),
     nodes: Optional[int] = typer.Option(None, "--nodes", min=1, help="search: budget per decision in solver nodes instead of time (the report reproduces exactly)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=0, max=MAX_CONCURRENCY, help="Processes playing partie at once (0: one per CPU); the report is the same as with -j 1 (times per decision aside)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """Relative strength of three bots: the same decks with the seats rotated, groše per partie with a 95% confidence interval (per-deck means as samples), places and speed (and faults, for programs)."""
+    """Relative strength of three bots: the same decks with the seats rotated, groše per partie with a 95% confidence interval (per-deck means as samples), places and speed (and faults, for programs).
+
+    Progress and an ETA go to stderr (-q: none). Ctrl-C stops and prints the report of the whole decks played so far, marked partial."""
+    import os
+
     from ..tools import strength as strength_mod
 
     names = _three(bot)
     _check_entries(names)
-    import bots as builtin
-
-    in_process = all(strength_mod.is_builtin(strength_mod.parse_entry(n)[1]) for n in names)
-    # in-process built-ins: --ms/--nodes reach the search bot
-    make = (lambda name, bot_seed: builtin.make(name, bot_seed, ms=ms, nodes=nodes)) if in_process else None
+    default_seed = seed is None
+    seed = "1" if default_seed else seed
+    if len(seed) > MAX_SEED_CHARS:
+        raise typer.BadParameter(f"a seed is at most {MAX_SEED_CHARS} characters, got {len(seed)}", param_hint="--seed")
+    if jobs == 0:
+        jobs = os.cpu_count() or 1
+    if default_seed and not (quiet or as_json):
+        typer.echo("note: the default seed 1 is public: the same decks every run (--seed to vary them)", err=True)
+    k = 6 if permutations else 3
+    progress = None if quiet or as_json else _Eta("partie", -(-partie // k) * k)
     try:
-        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations, make=make,
-                                  move_ms=move_time, startup_ms=startup_time)
+        report = strength_mod.run(names, partie=partie, seed=seed, permutations=permutations,
+                                  move_ms=move_time, startup_ms=startup_time, jobs=jobs, ms=ms, nodes=nodes,
+                                  progress=progress)
     except KeyError as e:
         raise typer.BadParameter(str(e.args[0]), param_hint="--bot")
+    except KeyboardInterrupt:
+        if progress:
+            progress.end_line()
+        typer.echo("\nstopped before a whole deck was played: nothing to report", err=True)
+        raise typer.Exit(130)
+    partial = report.get("partial", False)
+    if partial and progress:
+        progress.end_line()
     if as_json:
         typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
-        return
-    typer.echo(f"{report['partie']} partie: {report['decks']} decks x {report['seatings']}, seed {report['seed']}")
-    typer.echo(tabulate(strength_mod.table_rows(report), headers="keys", tablefmt="simple"))
+    else:
+        if partial:
+            typer.echo(f"PARTIAL (stopped): {report['partie']} of {report['partie_planned']} partie planned, "
+                       f"the whole decks played; {report['partie_played']} partie were played in all")
+        typer.echo(f"{report['partie']} partie: {report['decks']} decks x {report['seatings']}, seed {report['seed']}"
+                   + (" (public default)" if default_seed else ""))
+        typer.echo(tabulate(strength_mod.table_rows(report), headers="keys", tablefmt="simple"))
+    if partial:
+        raise typer.Exit(130)
 
 
 # ------------------------------------------------------------------ bot

@@ -155,12 +155,15 @@ def deal_sheet(rec: dict, p: Paint, seat: int | None = None, running: list[int] 
         return out
     steps: list[_Step] = []
     views: dict[int, dict] = {}
+    on_table: list[tuple[int, Card]] = []  # the trick in progress when the actor lays his cards (R8)
 
     def on_step(d: Deal, n: int) -> None:
         if seat is not None and (n <= 1 or n == len(rec.get("decisions") or [])):
             views[n] = d.view(seat)
         if n < len(rec.get("decisions") or []) and d.to_move is not None:
             dec = rec["decisions"][n]
+            if dec.get("action") == "lay":
+                on_table[:] = list(zip(d.trick_seats, d.trick))
             steps.append(_Step(d.to_move, d.phase, str(dec.get("action")), dict(d.levels), len(d.tricks),
                                len(d.hlasky), d.contract))
 
@@ -251,6 +254,10 @@ def deal_sheet(rec: dict, p: Paint, seat: int | None = None, running: list[int] 
                 out.append(f"      hláška: seat {h.seat} {h.points} ({p.suit(h.suit)})")
         if d.laid:
             ls, lcards = d.laid
+            if on_table:
+                order = " · ".join(p.card(c) for _s, c in on_table)
+                out.append(f"  {len(d.tricks) + 1:>2}  seat {on_table[0][0]} leads  {order}  (on the table when "
+                           f"seat {ls} lays his cards; the trick is not finished)")
             out.append(f"  seat {ls} lays his cards: {p.cards(lcards)} (R8)")
             for h in d.hlasky[declared:]:
                 out.append(f"      hláška: seat {h.seat} {h.points} ({p.suit(h.suit)})")
@@ -322,7 +329,10 @@ def show(path, *, partie: int | None = None, deal: int | None = None, seat: int 
         if isinstance(b, dict):
             cmd = b.get("command")
             cmd = " ".join(cmd) if isinstance(cmd, list) else cmd
-            out.append(f"  seat {b.get('seat')}: {b.get('name')} {b.get('version') or ''} ({cmd})")
+            label, name, version = b.get("label"), b.get("name"), b.get("version")
+            said = f"{name} {version}".strip() if version else str(name)  # what the bot announced in hello
+            who = f"{label} (says {said})" if label and label != name else said
+            out.append(f"  seat {b.get('seat')}: {who}, {cmd}")
     shown = 0
     running: dict[int, list[int]] = {}
     for _n, rec in records[1:]:

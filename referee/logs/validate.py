@@ -223,7 +223,8 @@ class _FileCheck:
     def check_header(self, n: int, h: dict) -> None:
         self.header = h
         if h.get("format") != FORMAT:
-            self.add(n, "format", f"format is {h.get('format')!r}, expected {FORMAT!r}")
+            got = "missing" if h.get("format") is None else f"{short_json(h.get('format'))}"
+            self.add(n, "format", f"the header's format is {got}, expected {FORMAT!r} (not a marias log, or written by another program)")
         if h.get("format_version") != FORMAT_VERSION:
             self.add(n, "format", f"format_version {h.get('format_version')!r} is not supported (this validator reads {FORMAT_VERSION})")
         if "decks" in h and h["decks"] not in ("public seed", "secret seed"):  # absent in older logs: accepted

@@ -725,7 +725,7 @@ class Referee:
             self.log.forfeit(n, f.seat, f.from_deal, f.totals)
         p.stats.forfeited.append({"partie": n, "from_deal": f.from_deal})
         self.progress(f"partie {n}: seat {p.seat} forfeits deals {f.from_deal}-{partie.n_deals} after "
-                      f"{p.faults_in_partie} faults (R12.3: {f.totals[p.seat]} groše)")
+                      f"{p.faults_in_partie} fault{'' if p.faults_in_partie == 1 else 's'} (R12.3: {f.totals[p.seat]} groše)")
         return {"seat": f.seat, "from_deal": f.from_deal}
 
 

@@ -49,7 +49,16 @@ def static_problems(spec: "BotSpec") -> list[str]:
         return [f"the working folder {spec.cwd!r} does not exist"]
     if spec.builtin:
         return []
-    return missing_paths(spec.argv, spec.cwd)
+    problems = missing_paths(spec.argv, spec.cwd)
+    if problems and len(spec.argv) == 1 and os.sep not in spec.argv[0]:
+        import difflib
+
+        from .match import BUILTIN_BOTS
+
+        close = difflib.get_close_matches(spec.argv[0], BUILTIN_BOTS, n=1, cutoff=0.6)
+        if close:
+            problems[0] += f"; did you mean the built-in bot {close[0]!r}?"
+    return problems
 
 
 def bot_sandbox(spec: "BotSpec", sandbox: "SandboxConfig | None") -> "SandboxConfig | None":

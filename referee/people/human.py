@@ -30,6 +30,7 @@ from protocol.sdk import Bot
 
 from ..rules.actions import CONTRACTS, LEVEL_NAMES, parse_action
 from ..rules.cards import SUIT_CODES, Card
+from ..rules.deal import Deal
 from .screen import ANSI, ANSWER_WORDS, GAME_WORDS, SUIT_SYMBOLS, Screen, card_key
 from ..logs.show import CONTRACT_WORDS, flek_words
 
@@ -121,6 +122,7 @@ class Human(Bot):
         self.echo = not bool(getattr(inp or sys.stdin, "isatty", lambda: False)())  # show piped input
         self._hand: list[str] = []
         self._legal: list[str] = []
+        self._view: dict = {}
 
     # ---------------------------------------------------------------- what the seat is told
     def on_partie_start(self, message: dict) -> None:
@@ -212,7 +214,8 @@ class Human(Bot):
             return None, None
         hand = {_norm(c): c for c in self._hand}
         if decision == "play" and n in hand:
-            self.say(f"  {self.screen.card(hand[n])} may not be played now (R7: follow suit, beat the trick, trump when void).")
+            rule = Deal.card_rule(self._view, hand[n]) or "R7: follow suit, beat the trick, trump when void"
+            self.say(f"  {self.screen.card(hand[n])} may not be played now ({rule}).")
         else:
             self.say(f"  „{text.strip()}“ is not allowed here.")
         self.show_menu(decision, menu)
@@ -289,6 +292,7 @@ class Human(Bot):
         decision = view.get("phase") or ""
         self._hand = list(view.get("hand") or [])
         self._legal = legal
+        self._view = view
         self.screen.sync(view)
         deadline = time.monotonic() + self.move_ms / 1000 if self.move_ms is not None else None
         self.lines.drop_late()
@@ -330,6 +334,14 @@ class Human(Bot):
                 tokens = n.split()
                 if len(tokens) == 2 and ":" not in n:
                     action, new_kind = self._discard(kind, tokens, legal)
+                elif len(tokens) == 1 and ":" not in n and not (n.isdigit() and 1 <= int(n) <= len(menu)
+                                                                 and menu[int(n) - 1].kind != kind) \
+                        and n not in {_norm(k) for o in menu if o.kind != kind for k in o.keys}:
+                    now = f" ({GAME_WORDS[kind]} is chosen already)" if n.isdigit() or n == kind else ""
+                    self.say(f"  „{raw.strip()}“{now}: name two cards to discard for {GAME_WORDS[kind]}, such as "
+                             f"{self._example(kind, legal)} ({TALON_HELP[kind]}); a number chooses another game "
+                             f"(1–{len(menu)}), back shows the choices")
+                    continue
                 else:
                     action, new_kind = self.resolve(raw, decision, menu, legal)
             else:

@@ -24,6 +24,8 @@ from typing import IO
 from ..rules.cards import Card
 from .human import Human
 from ..matches.match import BotSpec, Limits, MatchConfig, MatchResult, run_match
+from ..matches.secrecy import PUBLIC, SECRET
+from ..rules.partie import seed_sha256
 
 #: The person's time per decision when ``move_ms`` is not given: a day, i.e. none in practice.
 NO_LIMIT_MS = 86_400_000
@@ -55,7 +57,7 @@ def _interrupt_as_exception():
         signal.signal(signal.SIGINT, old)
 
 
-def run_play(bots: list[str], *, seat: int = 0, partie: int = 1, seed: str | int = "1",
+def run_play(bots: list[str], *, seat: int = 0, partie: int = 1, seed: str | int = "1", secret: bool = False,
              decks: list[list[Card]] | None = None, log_dir: Path | None = None, move_ms: int | None = None,
              bot_move_ms: int = 2000, plain: bool = False, inp: IO[str] | None = None,
              out: IO[str] | None = None, name: str = "person") -> PlayResult:
@@ -83,9 +85,12 @@ def run_play(bots: list[str], *, seat: int = 0, partie: int = 1, seed: str | int
     log_path = None
     if log_dir is not None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        log_path = Path(log_dir) / f"play-{stamp}-s{seed}.jsonl"
+        # a secret seed is not put in the file name (it deals every hand)
+        tag = f"c{seed_sha256(str(seed))[:8]}" if secret else f"s{seed}"
+        log_path = Path(log_dir) / f"play-{stamp}-{tag}.jsonl"
     config = MatchConfig(bots=specs, partie=partie, seed=seed, decks=decks,
-                         limits=Limits(move_ms=bot_move_ms), log_path=log_path)
+                         limits=Limits(move_ms=bot_move_ms), log_path=log_path,
+                         seed_kind=SECRET if secret else PUBLIC)
 
     def progress(line: str) -> None:
         if not re.match(r"partie \d+: \[", line):  # the partie totals: the person's seat shows them

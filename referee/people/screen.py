@@ -112,6 +112,8 @@ class Screen:
         self._levels: dict[str, int] = {}
         self._side: str | None = None
         self._pending: set[str] = set()
+        self._round = 0  # the raising round (R5.3) of the raises told so far
+        self._answer_to: str | None = None  # the game the answers of the answer round are to
         self._tricks = 0
         if message is not None:
             self.deal = message["deal"]
@@ -169,12 +171,14 @@ class Screen:
         if decision == "talon":
             kind = text.split(":")[0]
             self.actor = seat
+            self._answer_to = kind
             if a is not None and a.cards:
                 return f"{who}: discards {self.cards([str(c) for c in a.cards])} — {GAME_WORDS[kind]}"
             return f"{who}: discards two cards — {GAME_WORDS.get(kind, kind)}"
         if decision == "answer":
             word, _ = ANSWER_WORDS.get(text, (text, ""))
-            return f"{who}: {word}" + (" — takes the talon" if text in ("spatna", "durch") else "")
+            to = f" (answer to {GAME_WORDS.get(self._answer_to, self._answer_to)})" if self._answer_to else ""
+            return f"{who}: {word}" + (" — takes the talon" if text in ("spatna", "durch") else "") + to
         if decision == "contract":
             self.contract = text.split(":")[1]
             self.trump_card = trump_card or self.trump_card
@@ -184,7 +188,8 @@ class Screen:
                 shown = f" — shows the trump card {self.card(self.trump_card)}: trumps are {self.suit(s)}"
             return f"{who}: „{CONTRACT_WORDS.get(self.contract, self.contract)}“{shown}"
         if decision == "flek":
-            return f"{who}: „{self._flek_text(seat, a)}“"
+            text = self._flek_text(seat, a)
+            return f"{who}: „{text}“ (raising round {self._round})"
         if text == "lay":
             return None  # the laid event says it
         return None
@@ -196,6 +201,7 @@ class Screen:
             for w in self._pending:
                 self._levels[w] = self._levels.get(w, 0) + 1
             self._pending, self._side = set(), side
+            self._round += 1
         if a is None or a.kind != "flek":
             return "dobrá"
         text = flek_words(a.words, a.proti, self._levels)
@@ -284,8 +290,14 @@ class Screen:
             for i, t in enumerate(view.get("tricks") or [], 1):
                 played = " · ".join(f"{self.who((t['leader'] + k) % 3)} {self.card(c)}" for k, c in enumerate(t["cards"]))
                 out.append(f"trick {i:<2} {played}  → {self.who(t['winner'])}")
+        taken = self.taken_talon(view) if decision == "talon" else None
         line = self.game_line(view)
-        if line:
+        if taken:
+            seat, kind, cards = taken
+            out.append(f"game    {GAME_WORDS.get(kind, kind)} of {self.who(seat)} is off: you took the talon, "
+                       f"you are the actor now (R4.2)")
+            out.append(f"talon   {self.cards(cards)} — taken from the talon ({self.who(seat)}'s discards), now in your hand")
+        elif line:
             out.append(line)
         tc = view.get("trump_card")
         if tc:
@@ -307,6 +319,15 @@ class Screen:
         out += [f"        {h}" for h in hand[1:]]
         return out
 
+    def taken_talon(self, view: dict):
+        """After „špatná“ (R4.2) or „durch“ to a betl (R4.3), at this seat's own talon decision: the
+        seat whose discards it took, their game and the two cards; None otherwise."""
+        talons = [b for b in view.get("bids") or [] if b["decision"] == "talon"]
+        if not talons or talons[-1]["seat"] == self.seat or ":" not in talons[-1]["action"]:
+            return None
+        kind, cards = talons[-1]["action"].split(":", 1)
+        return talons[-1]["seat"], kind, cards.split(",")
+
     def sync(self, view: dict) -> None:
         """At this seat's own decision: the actor, and the levels of the raising rounds already over (R5.3)."""
         if view.get("actor") is not None:
@@ -316,3 +337,4 @@ class Screen:
             side = "actor" if self.seat == self.actor else "defence"
             if side != self._side:
                 self._pending, self._side = set(), side
+                self._round += 1

@@ -381,6 +381,35 @@ class Deal:
         self._verify(action)
         return action
 
+    @classmethod
+    def card_rule(cls, view: dict, code: str) -> str | None:
+        """The rule (``"R7.2: must follow suit with a žaludy card"``) that forbids the seat whose
+        protocol ``view`` (phase ``play``) this is to play ``code`` now, told by :meth:`verify`'s own
+        check; None if it is allowed.  For a seat that sees only its view (a person's screen)."""
+        from .cards import SUIT_CODES
+
+        seat = view.get("seat", 0)
+        d = cls.__new__(cls)  # only what the card check reads: the hand, the trick, the game, the seven
+        masks = [0, 0, 0]
+        for c in view.get("hand") or []:
+            masks[seat] |= 1 << Card.parse(c)
+        d.masks = masks
+        d.trick = [Card.parse(t["card"]) for t in view.get("trick") or []]
+        d.game = view.get("game")
+        trump = view.get("trump") or (view.get("trump_card") or "")[-1:]
+        d.trump = SUIT_CODES.index(trump) if trump and d.game == "barva" else None
+        if d.game == "barva" and d.trump is None:
+            return None  # a trump game whose trumps this view does not tell
+        d.tricks = list(view.get("tricks") or [])
+        d.actor = view.get("actor")
+        d.levels = dict(view.get("levels") or {})
+        d.proti = dict(view.get("proti") or {})
+        try:
+            d._verify_card(seat, Card.parse(code))
+        except IllegalAction as e:
+            return f"{e.rule}: {e.detail}"
+        return None
+
     def _verify(self, action: Action) -> None:
         ph = self.phase
         seat = self.to_move

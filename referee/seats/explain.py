@@ -20,7 +20,7 @@ EVIDENCE_CHARS = 160
 STDERR_LINES = 5
 
 _FLUSH = ("answer not flushed: flush stdout after every line "
-          "(Python: print(..., flush=True); C: fflush(stdout); Java: System.out.flush(); "
+          "(Python: print(..., flush=True); C: fflush(stdout); Java: System.out.flush(); Perl: $| = 1; "
           "Node: process.stdout.write is fine, console.log too)")
 
 
@@ -120,10 +120,16 @@ def hint(ctx: FaultContext) -> str | None:
     kind = ctx.kind
     limit = f"{ctx.limit_ms:g} ms" if ctx.limit_ms is not None else "the limit"
     if kind == "timeout":
-        if ctx.phase == "startup":
-            return (f"no hello answer within the start-up limit ({limit}, --startup-time): {_FLUSH}; "
-                    "or the bot starts more slowly than the limit (raise --startup-time)")
-        return f"no complete line within the move limit ({limit}, --move-time): {_FLUSH}; or the bot thinks too long"
+        which = "start-up limit" if ctx.phase == "startup" else "move limit"
+        option = "--startup-time" if ctx.phase == "startup" else "--move-time"
+        what = "hello answer" if ctx.phase == "startup" else "complete line"
+        if ctx.evidence:  # bytes arrived, but no newline: the line was never ended (or its end never flushed)
+            return (f"part of an answer arrived within the {which} ({limit}, {option}) but no newline: end every "
+                    f"answer with a newline and then flush; {_FLUSH}")
+        slow = ("the bot starts more slowly than the limit (raise --startup-time)" if ctx.phase == "startup"
+                else "the bot thinks too long (answer sooner, or give it a larger --move-time)")
+        return (f"no {what} within the {which} ({limit}, {option}) and nothing of one arrived on the pipe: "
+                f"{slow}; if it never answers at all, an unflushed stdout is the usual cause: {_FLUSH}")
     if kind == "malformed":
         return "every line on stdout must be one JSON object: debug output belongs on stderr"
     if kind == "line-too-long":

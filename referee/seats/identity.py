@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import re
 import shutil
 import sys
@@ -148,7 +149,10 @@ def missing_paths(argv: list[str], cwd: str | None = None) -> list[str]:
         where = "" if os.path.isabs(n.given) else (f" (from {cwd})" if cwd else " (from the current folder)")
         if n.role == "exe" and os.sep not in n.given:
             where = " on PATH"
-        problems.append(f"{what} {n.given!r} not found{where}{_spaces_hint(argv, n.given, base)}")
+        spaces = _spaces_hint(argv, n.given, base)
+        if spaces:  # the cause of every word of that path that is not found: said once
+            return [f"{what} {n.given!r} not found{where}{spaces}"]
+        problems.append(f"{what} {n.given!r} not found{where}")
     return problems
 
 
@@ -163,7 +167,8 @@ def _spaces_hint(argv: list[str], given: str, base: Path) -> str:
             if k - j >= 2:
                 joined = " ".join(argv[j:k])
                 if (base / os.path.expanduser(joined)).exists():
-                    return f"; a path with spaces must be quoted: {joined!r}"
+                    return (f"; a path with spaces must be quoted: {joined!r} (quote it inside the command: "
+                            f"\"{shlex.quote(joined)}\", or --bot \"NAME={shlex.quote(joined)}\")")
     return ""
 
 
@@ -404,5 +409,7 @@ def default_label(argv: list[str], builtin: str | None = None, value: str | None
     names = named_paths(argv)
     pick = next((n for n in names if n.role != "exe" and n.given), None) or (names[0] if names else None)
     stem = Path(pick.given).stem if pick else "bot"
+    if value and (pick is None or not pick.exists) and os.path.isfile(os.path.expanduser(value.strip())):
+        stem = Path(value.strip()).stem  # an unquoted path with spaces: the file it names, not a word of it
     clean = re.sub(r"[^A-Za-z0-9_.+-]", "_", stem)[:40].lstrip("_.+-") or "bot"
     return clean

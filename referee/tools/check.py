@@ -158,6 +158,7 @@ class CheckReport:
     faults: list[str] = field(default_factory=list)  # describe() texts
     exit_status: str = ""
     stderr_dir: str = ""
+    not_run: str = "not run: the bot did not start"  # why the later checks were not run
     unbuffered_env: bool = False  # PYTHONUNBUFFERED is set and the bot is a Python program
 
     @property
@@ -204,7 +205,7 @@ class CheckReport:
             out += [f"  {shorten(s, 120)}" for s in self.stray_stdout]
         for text in self.faults:
             out.append(text)
-        out.append(f"after bye: {self.exit_status}")
+        out.append(f"after bye: {self.exit_status or 'not checked (' + self.not_run.removeprefix('not run: ') + ')'}")
         if self.unbuffered_env:
             out.append("note: PYTHONUNBUFFERED is set in this environment, so a Python bot that never flushes "
                        "passes here and fails elsewhere: check again with `env -u PYTHONUNBUFFERED marias check …`")
@@ -310,6 +311,16 @@ def run_check(command: str, *, move_ms: int = 2000, startup_ms: int = 10_000, se
     if cwd:
         spec.cwd = cwd
     report = CheckReport(command)
+    from ..matches.preflight import static_problems
+
+    problems = static_problems(spec)  # as match says it: a path with spaces, a built-in misspelt
+    if problems:
+        report.checks.append(Check("starts and answers hello", False, "start: " + "; ".join(problems),
+                                   "the program could not be started: check the command, its path and that it "
+                                   "is executable"))
+        report.not_run = "not run: the bot could not be started"
+        _judge(report, None, False, None)
+        return report
     report.unbuffered_env = bool(os.environ.get("PYTHONUNBUFFERED")) and (
         spec.builtin is not None or "python" in Path(spec.argv[0]).name)
     work = work_dir or Path(tempfile.mkdtemp(prefix="marias-check-"))
@@ -342,6 +353,14 @@ def run_check(command: str, *, move_ms: int = 2000, startup_ms: int = 10_000, se
             report.faults.append(describe(ctx))
             report.checks.append(Check("starts and answers hello", False, f"{f.kind}: {shorten(f.message, 120)}",
                                        _FIXES.get(diagnosis) or hint(ctx) or ""))
+            if f.kind is FaultKind.START:
+                report.not_run = "not run: the bot could not be started"
+            elif diagnosis == "unflushed":
+                report.not_run = "not run: the bot started but its hello answer was not flushed"
+            elif diagnosis == "late":
+                report.not_run = "not run: the bot started but answered hello too late"
+            else:
+                report.not_run = f"not run: the bot started but did not answer hello ({f.kind})"
             _stray(report, f)
         report.name = bot.name if bot.announced else ""
         if started:
@@ -404,7 +423,7 @@ def _judge(report: CheckReport, ref: _CheckReferee, started: bool, bye: str | No
              "answers are legal actions", "stays up", "ignores an unknown message type",
              "ignores unknown fields in a request", "plays a new partie in another seat", "exits after bye"]
     if not started:
-        report.checks += [Check(n, None, "not run: the bot did not start") for n in names]
+        report.checks += [Check(n, None, report.not_run) for n in names]
         return
     failed: dict[str, Check] = {}
     injected = ref.bot.injected_at

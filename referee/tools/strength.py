@@ -129,49 +129,115 @@ def is_builtin(command: str) -> bool:
 
 
 def run(names: Sequence[str], partie: int = 30, seed: int | str = 1, permutations: bool = False,
-        make=None, move_ms: int = 2000, startup_ms: int = 10_000) -> dict:
+        make=None, move_ms: int = 2000, startup_ms: int = 10_000, *, jobs: int = 1,
+        ms: float = 100.0, nodes: int | None = None, progress=None) -> dict:
     """Play about ``partie`` partie (rounded up to whole decks) and summarise per entry.
 
     ``names`` are three entries (:func:`parse_entry`); ``make(name, seed)`` builds an
-    in-process bot (default :func:`bots.make`) when all three are built-in names.
+    in-process bot (default :func:`bots.make` with the search bot's ``ms``/``nodes``) when
+    all three are built-in names.  ``jobs`` processes play the partie (``make`` given: one);
+    the report is the same for every ``jobs``, each partie's result being a function of its
+    deck, seating and seed alone.  ``progress(done, total)`` is called after each partie.
+    On KeyboardInterrupt the report of the whole decks played so far is returned with
+    ``partial: True`` (and ``partie_planned``); with no whole deck the interrupt propagates.
     """
     if len(names) != 3:
         raise ValueError(f"a table needs exactly three bots, got {len(names)}")
     entries = [parse_entry(n) for n in names]
-    if make is None and not all(is_builtin(c) for _, c in entries):
-        return _run_programs(entries, partie, seed, permutations, move_ms, startup_ms)
-    return _run_in_process(names, partie, seed, permutations, make)
+    programs = make is None and not all(is_builtin(c) for _, c in entries)
+    if programs:
+        job = ("programs", entries, move_ms, startup_ms)
+    else:
+        job = ("builtins", list(names), ms, nodes)
+    report, faults = _tally(list(names) if not programs else [label for label, _ in entries], partie, seed,
+                            permutations, job, make, jobs, progress)
+    if programs:
+        report["programs"] = True
+        for row, n in zip(report["results"], faults):
+            row["faults"] = n
+    return report
 
 
-def _run_in_process(names: Sequence[str], partie: int, seed: int | str, permutations: bool, make) -> dict:
-    """Play about ``partie`` partie (rounded up to whole decks) and summarise per entry.
+def _play_one(job, make, match_seed: str, seating, bot_seed: str):
+    """One partie: its totals, places and per seat (decisions, seconds, faults)."""
+    if job[0] == "builtins":
+        _, names, ms, nodes = job
+        if make is None:
+            import bots
 
-    ``names`` are three built-in bot names; ``make(name, seed)`` builds a bot
-    (default :func:`bots.make`).
-    """
-    if len(names) != 3:
-        raise ValueError(f"a table needs exactly three bots, got {len(names)}")
-    if make is None:
-        import bots
-        make = bots.make
-
-    def play(match_seed: str, seating, bot_seed: str):
+            def make(name, s):
+                return bots.make(name, s, ms=ms, nodes=nodes)
         # seating[seat] = entry sitting there
         timed = [_Timed(make(names[e], f"{bot_seed}:{e}")) for e in seating]
         p = play_partie(timed, seed=partie_seed(match_seed, 1))  # the deck and cuts a match of that seed plays
         return p.totals(), p.places(), [(t.decisions, t.seconds, 0) for t in timed]
+    from ..matches.match import BotSpec, Limits, MatchConfig, run_match
 
-    report, _ = _tally(list(names), partie, seed, permutations, play)
-    return report
+    _, entries, move_ms, startup_ms = job
+    specs = []
+    for e in seating:
+        spec = BotSpec.parse(entries[e][1], seed=f"{bot_seed}:{e}")
+        spec.label = entries[e][0]
+        specs.append(spec)
+    result = run_match(MatchConfig(bots=specs, partie=1, seed=match_seed,
+                                   limits=Limits(move_ms=move_ms, startup_ms=startup_ms)))
+    stats = [(st.decisions, st.total_ms / 1000, sum(st.faults.values())) for st in result.stats]
+    return result.partie_totals[0], result.partie_places[0], stats
 
 
-def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, play) -> tuple[dict, list[int]]:
+def _worker_init() -> None:
+    """A pool process leaves Ctrl-C to the parent, which stops the pool."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _play_task(args):
+    job, key, match_seed, seating, bot_seed = args
+    return key, _play_one(job, None, match_seed, seating, bot_seed)
+
+
+def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, job, make=None, jobs: int = 1,
+           progress=None) -> tuple[dict, list[int]]:
     """Every deck (about ``partie`` partie, rounded up to whole decks) in every seating of
-    :func:`seatings`; ``play(match_seed, seating, bot_seed)`` plays one partie and returns its
-    totals, places and per seat (decisions, seconds, faults).  The report and the faults per entry."""
+    :func:`seatings`, each partie played by :func:`_play_one`.  The report and the faults per entry."""
     seats_list = seatings(permutations)
     k = len(seats_list)
     decks = max(1, math.ceil(partie / k))
+    tasks = []
+    for d in range(decks):
+        match_seed = f"strength:{seed}:{d}"  # one deck and its cuts for every seating
+        for r, seating in enumerate(seats_list):
+            tasks.append((job, (d, r), match_seed, seating, f"{seed}:{d}:{r}"))
+    results: dict[tuple[int, int], tuple] = {}
+    interrupted = False
+    try:
+        if jobs <= 1 or make is not None:
+            for t in tasks:
+                results[t[1]] = _play_one(t[0], make, *t[2:])
+                if progress:
+                    progress(len(results), len(tasks))
+        else:
+            import concurrent.futures as cf
+            import multiprocessing
+
+            pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                          initializer=_worker_init)
+            try:
+                for fut in cf.as_completed([pool.submit(_play_task, t) for t in tasks]):
+                    key, value = fut.result()
+                    results[key] = value
+                    if progress:
+                        progress(len(results), len(tasks))
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+    except KeyboardInterrupt:
+        interrupted = True
+    whole = 0
+    while whole < decks and all((whole, r) in results for r in range(k)):
+        whole += 1
+    if interrupted and whole == 0:
+        raise KeyboardInterrupt
     totals = [0, 0, 0]
     per_partie: list[list[int]] = [[], [], []]
     deck_means: list[list[float]] = [[], [], []]
@@ -180,11 +246,10 @@ def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, p
     decisions = [0, 0, 0]
     seconds = [0.0, 0.0, 0.0]
     faults = [0, 0, 0]
-    for d in range(decks):
-        match_seed = f"strength:{seed}:{d}"  # one deck and its cuts for every seating
+    for d in range(whole):
         deck_scores: list[list[int]] = [[], [], []]
         for r, seating in enumerate(seats_list):
-            tot, pl, seat_stats = play(match_seed, seating, f"{seed}:{d}:{r}")
+            tot, pl, seat_stats = results[(d, r)]
             for seat, e in enumerate(seating):
                 totals[e] += tot[seat]
                 per_partie[e].append(tot[seat])
@@ -198,33 +263,13 @@ def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, p
                 faults[e] += f
         for e in range(3):
             deck_means[e].append(statistics.fmean(deck_scores[e]))
-    return _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts,
-                   decisions, seconds), faults
-
-
-def _run_programs(entries: list[tuple[str, str]], partie: int, seed: int | str, permutations: bool,
-                  move_ms: int, startup_ms: int) -> dict:
-    """The same report, every entry a program under the referee."""
-    from ..matches.match import BotSpec, Limits, MatchConfig, run_match
-
-    names = [label for label, _ in entries]
-
-    def play(match_seed: str, seating, bot_seed: str):
-        specs = []
-        for e in seating:
-            spec = BotSpec.parse(entries[e][1], seed=f"{bot_seed}:{e}")
-            spec.label = names[e]
-            specs.append(spec)
-        result = run_match(MatchConfig(bots=specs, partie=1, seed=match_seed,
-                                       limits=Limits(move_ms=move_ms, startup_ms=startup_ms)))
-        stats = [(st.decisions, st.total_ms / 1000, sum(st.faults.values())) for st in result.stats]
-        return result.partie_totals[0], result.partie_places[0], stats
-
-    report, faults = _tally(names, partie, seed, permutations, play)
-    report["programs"] = True
-    for row, n in zip(report["results"], faults):
-        row["faults"] = n
-    return report
+    report = _report(names, seed, whole, permutations, k, totals, per_partie, deck_means, places, firsts,
+                     decisions, seconds)
+    if interrupted:
+        report["partial"] = True
+        report["partie_planned"] = decks * k
+        report["partie_played"] = len(results)
+    return report, faults
 
 
 def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds) -> dict:

@@ -164,7 +164,12 @@ def decision_text(plan: Plan, st: SPRTState) -> str:
     if d == H1:
         return f"H1 accepted: {plan.a} is better than {plan.b} (by {t.h1:g} groše per partie rather than {t.h0:g})"
     if d == H0:
-        return f"H0 accepted: {plan.a} is not better than {plan.b} by {t.h1:g} groše per partie ({t.h0:g} rather than {t.h1:g})"
+        text = f"H0 accepted: {plan.a} is not better than {plan.b} by {t.h1:g} groše per partie ({t.h0:g} rather than {t.h1:g})"
+        e = st.estimate
+        if e is not None and e.half is not None and e.high < 0:  # the whole interval below zero
+            text += (f"; {plan.b} is better than {plan.a}: by {-e.mean:.1f} groše per partie, "
+                     f"95% interval [{-e.high:.1f}, {-e.low:.1f}]")
+        return text
     if d == TRUNCATED:
         return f"no decision after max_groups = {t.max_groups} groups"
     return "no decision yet (the test continues)"
@@ -289,11 +294,11 @@ def _progress_line(plan: Plan, st: SPRTState) -> str:
     if e is None:
         est = "-"
     elif e.half is None:
-        est = f"{e.mean:+.1f}"
+        est = f"{e.mean:+.1f} groše/partie (one group: no interval yet)"
     else:
-        est = f"{e.mean:+.1f} [{e.low:+.1f}, {e.high:+.1f}]"
+        est = f"{e.mean:+.1f} groše/partie, 95% interval [{e.low:+.1f}, {e.high:+.1f}]"
     return (f"group {st.n}: LLR {st.llr:+.2f} (bounds {t.lower:+.2f}, {t.upper:+.2f})  "
-            f"{plan.a} - {plan.b} {est} groše/partie (95%)")
+            f"{plan.a} - {plan.b} {est}")
 
 
 def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | None = None,
