@@ -275,7 +275,9 @@ def test_a_duel_group_gives_every_seat_of_a_bot_its_own_lane():
 def test_hands_written_to_a_workdir_are_never_read_on_the_same_deck(tmp_path):
     ev = event_folder(tmp_path, ["remember"], extra="partie: 2", thief_keys=", workdir: state/thief")
     out = tmp_path / "out"
-    r = marias("tournament", ev / "t.yaml", "--out", out, "-q", "-j", "2", cwd=tmp_path)
+    # cold: each unit's own stderr file holds its claims (warm, a chain's claims share the first unit's file);
+    # a warm chain is one arrangement, so it stays in one lane either way
+    r = marias("tournament", ev / "t.yaml", "--out", out, "-q", "-j", "2", "--cold", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     right = claims = 0
     for log in sorted((out / "logs").glob("*.jsonl")):

@@ -448,7 +448,7 @@ def test_a_bot_that_breaks_its_worker_costs_one_unit(tmp_path, mode, status):
     bad = "t01-p01-s201"
     failed = [line for line in r.stderr.splitlines() if line.startswith("failed: ")]
     assert len(failed) == 1 and failed[0].startswith(f"failed: {bad}: {status}:"), r.stderr
-    assert "most likely responsible: h (seat 0, on move)" in failed[0] and "(attempt 2)" in failed[0]
+    assert "most likely responsible: h (seat 0, on move)" in failed[0] and "(attempt" in failed[0]
     assert f"{bad}: {status}:" in r.stderr and "trying it once more" in r.stderr
     assert wait_no_processes(marker) == [], "a bot of the broken unit outlived it"
     # the other two units are intact and are all the tables count
@@ -459,8 +459,8 @@ def test_a_bot_that_breaks_its_worker_costs_one_unit(tmp_path, mode, status):
     assert {row["bot"]: row["partie"] for row in table["standings"]} == {"a": 2, "b": 2, "h": 2}
     assert tbl.stderr.splitlines() == [f"note: {out}: 1 of the 3 units in its manifest have no log (not played yet)"]
     entries = [json.loads(line) for line in (out / T.JOURNAL_FILE).read_text().splitlines()]
-    assert [(e["id"], e["status"], e["culprit"]) for e in entries if e["status"] == "failed"] == \
-        [(bad, "failed", "h (seat 0, on move)")]
+    assert [(e["id"], e["status"], e["culprit"], e["attempts"]) for e in entries if e["status"] == "failed"] == \
+        [(bad, "failed", "h (seat 0, on move)", 2)]  # tried twice (stderr groups failures by cause, without the count)
     # a resume retries the failed unit (and only it)
     again = marias(*args)
     assert again.returncode == 1
