@@ -107,11 +107,9 @@ BOT_CPU = {"total": 0.0, "start": 0.0, "processes": 0}
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def tree_cpu(pid: int | None) -> float:
-    """CPU seconds (user + system) of ``pid`` and every live descendant, with what their children that
-    ended (and were waited for) used, from /proc (0 if unreadable)."""
-    if not pid:
-        return 0.0
+def _tree_sum(pid: int, read: Callable[[int], int]) -> int:
+    """``read(p)`` summed over ``pid`` and every live descendant (found through /proc's ``children``
+    lists); a process that cannot be read (it ended) counts nothing, nor do its descendants."""
     total, todo, seen = 0, [pid], set()
     while todo:
         p = todo.pop()
@@ -119,35 +117,37 @@ def tree_cpu(pid: int | None) -> float:
             continue
         seen.add(p)
         try:
-            with open(f"/proc/{p}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15])  # utime, stime, and of its reaped children cutime, cstime
+            total += read(p)
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children", "rb") as f:
                     todo += [int(c) for c in f.read().split()]
         except (OSError, IndexError, ValueError):
             continue
-    return total / _TICK
+    return total
+
+
+def _cpu_ticks(p: int) -> int:
+    with open(f"/proc/{p}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15])  # utime, stime, and of its reaped children cutime, cstime
+
+
+def _rss_pages(p: int) -> int:
+    with open(f"/proc/{p}/statm", "rb") as f:
+        return int(f.read().split()[1])
+
+
+def tree_cpu(pid: int | None) -> float:
+    """CPU seconds (user + system) of ``pid`` and every live descendant, with what their children that
+    ended (and were waited for) used, from /proc (0 if unreadable)."""
+    return _tree_sum(pid, _cpu_ticks) / _TICK if pid else 0.0
 
 
 def tree_rss_mb(pid: int | None) -> float:
     """Resident memory (MB) of ``pid`` and every live descendant, from /proc (0 if unreadable)."""
     if not pid or pid < 0:
         return 0.0
-    pages, todo, seen = 0, [pid], set()
-    while todo:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            with open(f"/proc/{p}/statm", "rb") as f:
-                pages += int(f.read().split()[1])
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children", "rb") as f:
-                    todo += [int(c) for c in f.read().split()]
-        except (OSError, IndexError, ValueError):
-            continue
+    pages = _tree_sum(pid, _rss_pages)
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
