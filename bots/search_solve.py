@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from referee.rules.cards import ACE, BETL_ORDER, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_MASKS, TEN, TRUMP_ORDER
 
@@ -42,13 +43,18 @@ class OutOfNodes(Exception):
 
 @dataclass
 class Budget:
-    """What the solves of one decision may spend: ``nodes`` (``None``: unlimited)
-    and a ``deadline`` on :func:`time.perf_counter` (``None``: none).  A budget in
-    nodes alone makes the result reproducible."""
+    """What the solves of one decision may spend: ``nodes`` (``None``: unlimited),
+    a ``deadline`` on ``clock`` (default :func:`time.process_time`, the CPU time
+    of this process, so that a busy machine does not make the bot weaker) and a
+    ``wall`` deadline on :func:`time.perf_counter` that stops a decision even when
+    the machine gives it little CPU.  A budget in nodes alone makes the result
+    reproducible."""
 
     nodes: int | None = None
     deadline: float | None = None
     used: int = 0
+    wall: float | None = None
+    clock: Callable[[], float] = time.process_time
 
     def left(self) -> int | None:
         return None if self.nodes is None else self.nodes - self.used
@@ -56,7 +62,16 @@ class Budget:
     def exhausted(self) -> bool:
         if self.nodes is not None and self.used >= self.nodes:
             return True
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return self.timed_out()
+
+    def timed_out(self) -> bool:
+        if self.deadline is not None and self.clock() >= self.deadline:
+            return True
+        return self.wall is not None and time.perf_counter() >= self.wall
+
+    def part(self, nodes: int | None) -> "Budget":
+        """A budget for one solve: at most ``nodes`` more, the same deadlines."""
+        return Budget(nodes=nodes, deadline=self.deadline, wall=self.wall, clock=self.clock)
 
 
 @dataclass(frozen=True)
@@ -148,7 +163,7 @@ class Solver:
         self.guess = 0  # MTD(f)'s first guess: the last value found
         self.limit = INF  # node count of the next budget check
         self.cap = INF  # node count at which the current solve stops
-        self.deadline: float | None = None
+        self.timer: Budget | None = None  # the budget whose deadlines the current solve checks
         if nb:
             self.stake = nb_settle(game, True)
         # trump games are searched to the last trick: tiché sto and tichá sedma keep every trick relevant
@@ -227,7 +242,7 @@ class Solver:
         start = self.nodes
         left = budget.left() if budget is not None else None
         self.cap = INF * INF if left is None else self.nodes + max(0, left)
-        self.deadline = budget.deadline if budget is not None else None
+        self.timer = budget if budget is not None and (budget.deadline is not None or budget.wall is not None) else None
         self.limit = min(self.cap, self.nodes + 512)
         hands = list(pos.hands)
         seat = pos.to_move
@@ -357,7 +372,7 @@ class Solver:
 
     def _tick(self) -> None:
         """Every 512 nodes: stop when the nodes or the time of the budget are spent."""
-        if self.nodes >= self.cap or (self.deadline is not None and time.perf_counter() >= self.deadline):
+        if self.nodes >= self.cap or (self.timer is not None and self.timer.timed_out()):
             raise OutOfNodes()
         self.limit = min(self.cap, self.nodes + 512)
 
