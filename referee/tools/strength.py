@@ -52,11 +52,14 @@ class _Timed(Bot):
         self.name = inner.name
         self.decisions = 0
         self.seconds = 0.0
+        self.longest = 0.0
 
     def decide(self, decision: str, view: dict, legal: list[str]) -> str:
         t0 = time.perf_counter()
         out = self.inner.decide(decision, view, legal)
-        self.seconds += time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        self.seconds += took
+        self.longest = max(self.longest, took)
         self.decisions += 1
         return out
 
@@ -173,7 +176,7 @@ def _play_one(job, make, match_seed: str, seating, bot_seed: str):
         # seating[seat] = entry sitting there
         timed = [_Timed(make(names[e], f"{bot_seed}:{e}")) for e in seating]
         p = play_partie(timed, seed=partie_seed(match_seed, 1))  # the deck and cuts a match of that seed plays
-        return p.totals(), p.places(), [(t.decisions, t.seconds, 0) for t in timed], declarations(p)
+        return p.totals(), p.places(), [(t.decisions, t.seconds, 0, t.longest) for t in timed], declarations(p)
     from ..matches.match import BotSpec, Limits, MatchConfig, run_match
 
     _, entries, move_ms, startup_ms = job
@@ -184,7 +187,7 @@ def _play_one(job, make, match_seed: str, seating, bot_seed: str):
         specs.append(spec)
     result = run_match(MatchConfig(bots=specs, partie=1, seed=match_seed, keep_partie=True,
                                    limits=Limits(move_ms=move_ms, startup_ms=startup_ms)))
-    stats = [(st.decisions, st.total_ms / 1000, sum(st.faults.values())) for st in result.stats]
+    stats = [(st.decisions, st.total_ms / 1000, sum(st.faults.values()), st.max_ms / 1000) for st in result.stats]
     return result.partie_totals[0], result.partie_places[0], stats, declarations(result.parties[0])
 
 
@@ -263,6 +266,7 @@ def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, j
     firsts = [0, 0, 0]
     decisions = [0, 0, 0]
     seconds = [0.0, 0.0, 0.0]
+    longest = [0.0, 0.0, 0.0]
     faults = [0, 0, 0]
     declared: dict[tuple[int, str], list[int]] = {}  # (entry, game) -> [declared, won, groše]
     for d in range(whole):
@@ -281,14 +285,15 @@ def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, j
                 places[e].append(pl[seat])
                 if pl[seat] == 1.0:
                     firsts[e] += 1
-                n, secs, f = seat_stats[seat]
+                n, secs, f, top = seat_stats[seat]
                 decisions[e] += n
                 seconds[e] += secs
+                longest[e] = max(longest[e], top)
                 faults[e] += f
         for e in range(3):
             deck_means[e].append(statistics.fmean(deck_scores[e]))
     report = _report(names, seed, whole, permutations, k, totals, per_partie, deck_means, places, firsts,
-                     decisions, seconds)
+                     decisions, seconds, longest)
     report["contracts"] = contract_rows(report["results"], declared)
     if interrupted:
         report["partial"] = True
@@ -297,7 +302,8 @@ def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, j
     return report, faults
 
 
-def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds) -> dict:
+def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds,
+            longest) -> dict:
     rows = []
     for e, label in enumerate(labels(list(names))):
         m = statistics.fmean(per_partie[e])
@@ -315,6 +321,7 @@ def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means,
             "mean_place": round(statistics.fmean(places[e]), 3),
             "firsts": firsts[e],
             "ms_per_decision": round(1000 * seconds[e] / decisions[e], 4) if decisions[e] else 0.0,
+            "ms_max": round(1000 * longest[e], 2),
         })
     return {
         "bots": list(names),
@@ -361,6 +368,7 @@ def table_rows(report: dict) -> list[dict]:
             "mean place": r["mean_place"],
             "firsts": r["firsts"],
             "ms/decision": r["ms_per_decision"],
+            "max ms": r["ms_max"],
             **({"faults": r["faults"]} if "faults" in r else {}),
         })
     return out
