@@ -821,9 +821,12 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
 
             def jobs_of(group: list[Unit]):
                 ts = [task_of(u) for u in group]
+                if cfg.warm and ts:
+                    ts[0].job["warm_partie"] = cfg.warm_partie
                 return [t.job for t in ts], [t.wall_s for t in ts], [t.seats for t in ts], [t.argvs for t in ts]
 
-            run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, play_unit, on_tick=progress.show)
+            run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, play_unit, on_tick=progress.show,
+                       plan_chains=plan_chains if cfg.warm else None, play_chain=play_chain if cfg.warm else None)
         elif cfg.warm:  # chains of units, each played by one worker with the same bot processes
             workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
             chains = {f"chain:{c[0].id}": c for c in plan_chains(pending, workers)}
