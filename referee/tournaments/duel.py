@@ -371,9 +371,13 @@ WARM_CHAIN_MAX = 12
 
 def batch_groups(k: int, warm: bool = True) -> int:
     """How many groups, from group ``k`` on, a warm duel plans as one batch: six chains (one per seating)
-    over those groups' decks.  Short at first and longer as the test goes on (about k/4, 2 to
-    :data:`WARM_CHAIN_MAX`), so that what is played past the decision stays a small share; cold: 1."""
-    return max(2, min(WARM_CHAIN_MAX, k // 4)) if warm else 1
+    over those groups' decks.  Short at first and longer as the test goes on: √(3k), 2 to
+    :data:`WARM_CHAIN_MAX` (batches 1-2, 3-5, 6-9, 10-14, 15-20, ...).  A batch's groups enter the test
+    when its chains end, so up to a batch may be played past the decision; with N groups to play,
+    bots that cost S to start and D per partie otherwise, the CPU (6N + 3L)(D + S/L) is least near
+    L = √(2.5N) for the built-in bots (S ≈ 300 ms, D ≈ 250 ms under bwrap): √(3k) follows it with
+    the groups played so far standing for N.  Cold: 1."""
+    return max(2, min(WARM_CHAIN_MAX, math.isqrt(3 * k))) if warm else 1
 
 
 def plan_tasks(plan: Plan, first: int, cap: int, done, warm: bool = True):
