@@ -452,6 +452,8 @@ def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, clo
         sc.units[u.id] = unit_sample(path, plan.a)
         sc.groups_seen = max(sc.groups_seen, u.partie)
         played += 1
+        for k, v in (result.get("cpu") or {}).items():  # what the workers spent (marias bench tournament --duel)
+            T.WORKER_CPU[k] = T.WORKER_CPU.get(k, 0.0) + v
 
     signal.signal(signal.SIGTERM, on_term)
     pool = Pool(T.play_chain if warm else T.play_unit, workers, retries=1, close_fds=close_fds, on_retry=on_retry)
@@ -517,3 +519,54 @@ def config(a: str, b: str, **options) -> T.TournamentConfig:
     options.setdefault("output", f"duel-{names[0]}-{names[1]}")
     options.setdefault("name", f"duel-{names[0]}-{names[1]}")
     return T.config_from_options([a, b], **options)
+
+
+def bench(a: str = "robot", b: str = "random", groups: int = 8, concurrency: int = 1, seed: str = "bench",
+          h0: float = 290.0, h1: float = 310.0) -> dict:
+    """``marias bench tournament --duel``: the same duel (``groups`` at most; h0/h1 around robot's
+    advantage over random, so that the test runs long) played cold and warm in one run: partie played
+    per second, partie *counted* per second (groups the test counts x 6: what a warm duel's overshoot
+    past the decision costs shows here), and the CPU per partie played split as the tournament's bench."""
+    import resource
+    import tempfile
+
+    def rself() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    out: dict = {"benchmark": "duel warm/cold", "bots": f"{a} against {b}", "max_groups": groups,
+                 "concurrency": concurrency}
+    rate: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
+        for mode in ("cold", "warm"):
+            cfg = config(a, b, h0=h0, h1=h1, max_groups=groups, seed=seed, concurrency=concurrency,
+                         output=str(Path(tmp) / mode))
+            cfg.warm = mode == "warm"
+            T.WORKER_CPU.clear()
+            p0, w0 = rself(), time.perf_counter()
+            run = run_duel(cfg)
+            seconds = time.perf_counter() - w0
+            if run.failed or run.interrupted:
+                raise RuntimeError(f"the benchmark duel did not finish: {run.failed}")
+            wc = dict(T.WORKER_CPU)
+            parts = {"parent": rself() - p0, "referee": wc.get("referee", 0.0), "logging": wc.get("logging", 0.0),
+                     "validation": wc.get("validation", 0.0),
+                     "workers_other": wc.get("worker", 0.0) - wc.get("referee", 0.0) - wc.get("logging", 0.0)
+                     - wc.get("validation", 0.0),
+                     "bots_deciding": wc.get("bots", 0.0) - wc.get("bots_start", 0.0),
+                     "bots_starting": wc.get("bots_start", 0.0)}
+            n = max(1, run.played)
+            out[f"{mode}_decision"] = f"{run.test.decision} after {run.test.n} groups"
+            out[f"{mode}_partie_played"] = run.played
+            out[f"{mode}_partie_per_second"] = round(run.played / seconds, 2)
+            out[f"{mode}_counted_partie_per_second"] = round(6 * run.test.n / seconds, 2)
+            out[f"{mode}_cpu_ms_per_partie"] = round(1000 * sum(parts.values()) / n, 1)
+            for k, v in parts.items():
+                out[f"{mode}_{k}_ms_per_partie"] = round(1000 * v / n, 1)
+            rate[mode] = 6 * run.test.n / seconds
+    out["counted_partie_per_second_warm_vs_cold"] = round(rate["warm"] / rate["cold"], 2)
+    try:
+        out["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
+    except OSError:
+        pass
+    return out
