@@ -182,3 +182,27 @@ def test_the_cluster_key_of_a_configuration(tmp_path):
     with pytest.raises(T.ConfigError) as e:
         T.load_config(bad)
     assert f"{bad}:2: cluster: a Dask scheduler's address" in str(e.value)
+
+
+def test_chains_on_the_cluster_are_warm_and_never_repeat_a_deck(cluster, tmp_path):
+    """Warm (the default), a cluster task is a chain (one arrangement, several decks) played by one
+    process with the same bots: a probe bot tells which decks each of its processes played."""
+    from tests.test_warm import PROBE, assert_warm_and_honest, decks_by_process
+
+    cl, _client = cluster
+    (tmp_path / "probe.py").write_text(PROBE)
+    out = tmp_path / "t"
+    cfg = config(out, "warm-cluster", cl.scheduler_address, partie=4,
+                 bots=(f"p={sys.executable} {tmp_path / 'probe.py'}", "b=random", "c=robot"))
+    assert cfg.warm
+    run = T.run_tournament(cfg, check=False)
+    assert run.complete and not run.failed and run.played == 12  # 3 rotations x 4 partie
+    units = T.plan_units(cfg)
+    decks = decks_by_process(out, {u.id: (u.table, u.deck_slot) for u in units})
+    assert_warm_and_honest(decks, len(units))
+    # the same tables as the local pool, cold
+    local = config(tmp_path / "local", "warm-cluster", partie=4,
+                   bots=(f"p={sys.executable} {tmp_path / 'probe.py'}", "b=random", "c=robot"))
+    local.warm = False
+    assert T.run_tournament(local, check=False).complete
+    assert tables_without_times(out) == tables_without_times(tmp_path / "local")

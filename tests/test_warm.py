@@ -62,31 +62,41 @@ def _deal_ones(folder: Path) -> dict[str, dict]:
     return out
 
 
+def decks_by_process(folder: Path, deck_of: dict[str, object]) -> dict[str, list]:
+    """For each probe process (its token), the starting decks it played, in the order it told them:
+    each told hand is matched to the unit whose deal 1 gave that seat those cards, and named by
+    ``deck_of[unit id]`` (arrangements of one deck give a seat the same cards: the deck, not the unit)."""
+    firsts = _deal_ones(folder)
+    told = []
+    for f in sorted((folder / "logs").glob("*.stderr.log")):
+        for line in f.read_text().splitlines():
+            if line.startswith("PROBE "):
+                told.append(json.loads(line[6:]))
+    decks = defaultdict(list)
+    for token, seat, hand in told:
+        match = [uid for uid, rec in firsts.items() if set(hand) <= set(rec["hands"][seat])]
+        assert match
+        found = {deck_of[uid] for uid in match}
+        assert len(found) == 1, (hand, match)
+        decks[token].append(found.pop())
+    return dict(decks)
+
+
+def assert_warm_and_honest(decks: dict[str, list], partie: int) -> None:
+    """Every partie told once; some process played more than one (warm); none played a deck twice."""
+    assert sum(len(v) for v in decks.values()) == partie
+    assert any(len(v) > 1 for v in decks.values()), "no process played more than one partie: nothing was warm"
+    for token, seen in decks.items():
+        assert len(seen) == len(set(seen)), f"process {token} played one deck twice: {seen}"
+
+
 def test_no_process_plays_two_arrangements_of_one_deck(tmp_path):
     (tmp_path / "probe.py").write_text(PROBE)
     probe = f"p={sys.executable} {tmp_path / 'probe.py'}"
     run = _run(tmp_path, [probe, "robot", "r=random"], "t", warm=True, partie=4, concurrency=1)
-    folder = tmp_path / "t"
     units = T.plan_units(run.config)
-    deck_of = {u.id: (u.table, u.deck_slot) for u in units}  # which starting deck each unit plays
-    firsts = _deal_ones(folder)
-    told = []
-    for f in (folder / "logs").glob("*.stderr.log"):
-        for line in f.read_text().splitlines():
-            if line.startswith("PROBE "):
-                told.append(json.loads(line[6:]))
-    assert len(told) == len(units)  # every partie told once
-    decks = defaultdict(list)
-    for token, seat, hand in told:  # the unit whose deal 1 gave this seat this hand
-        match = [uid for uid, rec in firsts.items() if set(hand) <= set(rec["hands"][seat])]
-        assert match
-        # arrangements of one deck give a seat the same cards: name the deck, not the unit
-        found = {deck_of[uid] for uid in match}
-        assert len(found) == 1, (hand, match)
-        decks[token].append(found.pop())
-    assert any(len(v) > 1 for v in decks.values()), "no process played more than one partie: nothing was warm"
-    for token, seen in decks.items():
-        assert len(seen) == len(set(seen)), f"process {token} played one deck twice: {seen}"
+    decks = decks_by_process(tmp_path / "t", {u.id: (u.table, u.deck_slot) for u in units})
+    assert_warm_and_honest(decks, len(units))
 
 
 def _tables(folder: Path) -> list:
@@ -139,3 +149,50 @@ def test_warm_in_the_configuration(tmp_path):
     p.write_text(base + "warm: false\n")
     cfg = T.load_config(p)
     assert "warm" not in T.canonical(cfg)  # how it is run: a warm tournament resumes cold and back
+
+
+# ------------------------------------------------------------------ duels (referee/tournaments/duel.py)
+
+def _duel(tmp_path: Path, a: str, b: str, out: str, *, warm: bool, **kw):
+    from referee.tournaments import duel as D
+
+    cfg = D.config(a, b, seed=kw.pop("seed", "warm-duel"), output=str(tmp_path / out), **kw)
+    cfg.warm = warm
+    run = D.run_duel(cfg)
+    assert not run.failed and not run.interrupted, run.failed
+    return run
+
+
+def test_a_warm_duel_never_gives_a_process_two_seatings_of_one_deck(tmp_path):
+    import re
+
+    (tmp_path / "probe.py").write_text(PROBE)
+    run = _duel(tmp_path, f"p={sys.executable} {tmp_path / 'probe.py'}", "robot", "d", warm=True,
+                max_groups=4, h1=1000, concurrency=2)
+    folder = tmp_path / "d"
+    stems = [p.stem for p in (folder / "logs").glob("*.jsonl")]
+    deck_of = {s: int(re.match(r"g(\d+)-", s).group(1)) for s in stems}  # a group is one deck
+    decks = decks_by_process(folder, deck_of)
+    # the probe (A) holds one seat or two: as many partie-seats as a's in each log's seating
+    assert_warm_and_honest(decks, sum(s.rsplit("-s", 1)[1].count("a") for s in stems))
+    assert run.test.n >= 1
+
+
+def test_warm_and_cold_duels_decide_alike_and_tables_count_only_the_counted_groups(tmp_path):
+    from referee.tournaments import standings as S
+
+    kw = dict(max_groups=5, h1=10, concurrency=2, seed="dt")
+    warm = _duel(tmp_path, "robot", "r=random", "warm", warm=True, **kw)
+    cold = _duel(tmp_path, "robot", "r=random", "cold", warm=False, **kw)
+    assert warm.result["samples"] == cold.result["samples"] and warm.test.n == cold.test.n >= 2
+    assert warm.result["decision"] == cold.result["decision"] and warm.result["llr"] == cold.result["llr"]
+    n = warm.test.n
+    counted = {f"g{k:04d}" for k in range(1, n + 1)}
+
+    def counted_rows(folder):
+        return [r for r in _tables(folder) if r[0][:5] in counted]
+
+    assert counted_rows(tmp_path / "warm") == counted_rows(tmp_path / "cold")  # every deal, decision by decision
+    for folder in (tmp_path / "warm", tmp_path / "cold"):
+        body = json.loads(S.report([folder], fmt="json")[0])
+        assert {row["bot"]: row["partie"] for row in body["standings"]} == {"robot": 6 * n, "r": 6 * n}

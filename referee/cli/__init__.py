@@ -930,6 +930,7 @@ def duel(
     resume: bool = typer.Option(False, "--resume", help="Insist on continuing a test already in --out."),
     table_format: str = typer.Option("text", "--format", "-f", help="Output of the result: text, md, csv or json."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    warm: Optional[bool] = typer.Option(None, "--warm/--cold", help="--warm (default): a worker keeps its bots running through a chain of one seating over several groups' decks, never two seatings of one deck in one process. --cold: fresh bots for every partie. The test's result is the same either way."),
 ):
     """Head-to-head test: is A better than B? Each deck is played in the six seatings with two seats of one bot and one of the other (AAB ABA BAA BBA BAB ABB); a sequential test (SPRT) stops as soon as it can accept H0 or H1. Resumable; `marias table OUT` prints the same result from the logs."""
     from ..tournaments.duel import config as duel_config
@@ -942,6 +943,8 @@ def duel(
     except ConfigError as e:
         typer.echo("\n".join(f"error: {p.replace('command line: --bot ', 'bot ').replace('command line: ', '')}" for p in e.problems), err=True)
         raise typer.Exit(2)
+    if warm is not None:
+        cfg.warm = warm
     sign_key = _event_setup(cfg, sign)
     _run_duel(cfg, resume=resume, table_format=table_format, quiet=quiet, sign_key=sign_key)
 

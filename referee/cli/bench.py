@@ -181,13 +181,20 @@ def bench_tournament(
     repeats: int = typer.Option(2, min=1, help="--scaling: runs per concurrency, alternated 1,2,2,1,...; the median is reported."),
     match_partie: int = typer.Option(12, "--match-partie", min=1, help="Partie of the long match the tournament is compared with."),
     scaling: bool = typer.Option(False, "--scaling", help="The earlier benchmark: a round robin of --bot at each --concurrency, the speed-up of the last against the first (goal 1.7x)."),
+    duel: bool = typer.Option(False, "--duel", help="Also a duel of robot against random (at most --groups groups) cold and warm: partie played and counted per second, CPU per partie by part."),
+    groups: int = typer.Option(8, "--groups", min=2, help="--duel: the duel's max_groups."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
     """One table of robot, robot, random played cold, warm, and as one long match, in one run: partie per second and CPU per partie split into its parts (goals: warm CPU per partie <= 1.2x the match's, warm partie/s >= 3x cold). --scaling: concurrency 2 against 1."""
     from ..tournaments.tournament import bench, bench_warm
 
     if not scaling:
-        _print_bench(bench_warm(partie=partie or 12, concurrency=concurrency[0], match_partie=match_partie), as_json)
+        result = bench_warm(partie=partie or 12, concurrency=concurrency[0], match_partie=match_partie)
+        if duel:
+            from ..tournaments.duel import bench as bench_duel
+
+            result.update({f"duel_{k}": v for k, v in bench_duel(groups=groups, concurrency=concurrency[0]).items()})
+        _print_bench(result, as_json)
         return
     if bot not in ("random", "robot"):
         raise typer.BadParameter("random or robot", param_hint="--bot")

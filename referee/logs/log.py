@@ -220,6 +220,26 @@ def record_trump(deal: "Deal") -> str | None:
     return SUIT_CODES[deal.trump]
 
 
+#: CPU seconds this process spent writing logs (building, sealing and writing each line, the flush
+#: and fsync after it): read by ``marias bench tournament`` to show logging apart from the referee.
+LOG_CPU = {"total": 0.0}
+
+
+def _cpu_counted(method):
+    """Count the CPU of a :class:`LogWriter` method in :data:`LOG_CPU` (two clock reads per call)."""
+    import functools
+
+    @functools.wraps(method)
+    def counted(*args, **kw):
+        c0 = time.process_time()
+        try:
+            return method(*args, **kw)
+        finally:
+            LOG_CPU["total"] += time.process_time() - c0
+
+    return counted
+
+
 class LogWriter:
     """Writes one match log, line by line, each line complete, durable and sealed.
 
@@ -233,6 +253,7 @@ class LogWriter:
     The file is created exclusively (mode 0600; see :func:`reserve_log_path`).
     """
 
+    @_cpu_counted
     def __init__(self, path, header: dict, *, fsync: bool = True, sign_key=None):
         self.path = Path(path)
         self.fsync = fsync
@@ -277,6 +298,7 @@ class LogWriter:
         if self.fsync:
             os.fsync(self._f.fileno())
 
+    @_cpu_counted
     def partie_start(self, partie: int, *, deck_book: bool = False, seating: list[int] | None = None) -> None:
         """A new partie.  Its first deck is the shuffle of its seed (``partie_seed(seed, partie)``)
         unless ``deck_book`` (then it was given; the cuts still follow from the seed).
@@ -293,11 +315,13 @@ class LogWriter:
         self._write(rec)
         self._sync()
 
+    @_cpu_counted
     def deal(self, partie: int, index: int, deal: "Deal", cut: int | None, deck: list,
              times_ms: list[float] | None = None) -> None:
         self._write(deal_record(partie, index, deal, cut, deck, times_ms))
         self._sync()
 
+    @_cpu_counted
     def forfeit(self, partie: int, seat: int, from_deal: int, payments: list[int],
                 deals_per_partie: int = DEALS_PER_PARTIE) -> None:
         """R12.3: the bot at ``seat`` forfeits deals ``from_deal``..12 of the partie (right
@@ -305,6 +329,7 @@ class LogWriter:
         self._write(forfeit_record(partie, seat, from_deal, payments, deals_per_partie))
         self._sync()
 
+    @_cpu_counted
     def partie_end(self, partie: int, totals: list[int], places: list[float]) -> None:
         self._write({"type": "partie_end", "partie": partie, "totals": list(totals), "places": list(places)})
         self._parties += 1
@@ -312,6 +337,7 @@ class LogWriter:
             self._totals[self._seating[s]] += totals[s]
         self._sync()
 
+    @_cpu_counted
     def close(self, footer: dict | None = None) -> None:
         """Write the footer (the match totals unless given; the seed; the signer) and close the file."""
         if self.closed:

@@ -1,13 +1,17 @@
 """Tournaments on a Dask ``distributed`` cluster (``marias tournament FILE --cluster tcp://HOST:8786``).
 
-The unit of work sent to the cluster is one *duplicate group*: the units of one table and
-partie index, i.e. one starting deck in all its seat arrangements, so that a sample never
-arrives half done.  On a worker, :func:`play_group` first checks that every bot of the group
-has there the fingerprint the coordinator computed (the bots must exist at the same path,
-with the same files, on every worker), then plays the group's units one after the other in
-a :class:`referee.seats.pool.Pool` (each in a forked process under the same watchdog as locally),
-each validated in its process, and returns each unit's log (text and SHA-256) and any other
-files of the unit (its bots' stderr).
+The unit of work sent to the cluster is, warm (the default), one *chain*: the units of one
+table and seat arrangement over several starting decks (:func:`referee.tournaments.tournament.plan_chains`,
+the local pool's chains), played on the worker in one forked process with the same bot
+processes from one partie to the next — a Dask worker keeps its warm bots per task chain, and
+no process ever plays two arrangements of one deck (a chain holds one arrangement, each unit
+another deck) nor units of two tournaments (the bots end with the chain).  Cold (``--cold``),
+it is one *duplicate group*: the units of one table and partie index, each in its own forked
+process with fresh bots.  On a worker, :func:`play_group` first checks that every bot of the
+task has there the fingerprint the coordinator computed (the bots must exist at the same path,
+with the same files, on every worker), then plays the task in a :class:`referee.seats.pool.Pool`
+(under the same watchdog as locally), each unit validated in its process, and returns each
+unit's log (text and SHA-256) and any other files of the unit (its bots' stderr).
 
 The coordinator writes each returned log into the tournament folder, checks it exactly as a
 local unit's (:func:`referee.tournaments.tournament.quick_check_unit_log`: the hash the worker reported,
@@ -71,10 +75,11 @@ def _fingerprint_problems(specs) -> list[str]:
 
 
 def play_group(jobs: list[dict], walls: list[float], seats: list[tuple], argvs: list[tuple],
-               play_unit: Callable[[dict], dict]) -> dict:
-    """On a worker: check the bots' fingerprints, then play and validate each unit of one
-    duplicate group with ``play_unit`` (the tournament's, sent by reference).  Returns
-    ``{"host", "refused"}`` or ``{"host", "units": [...]}``."""
+               play_unit: Callable[[dict], dict], play_chain: Callable[[list], list] | None = None) -> dict:
+    """On a worker: check the bots' fingerprints, then play and validate each unit of one task —
+    with ``play_chain`` (warm: the units are one chain, played in one process with the same bots),
+    else with ``play_unit`` each in its own process (cold: one duplicate group); both the
+    tournament's, sent by reference.  Returns ``{"host", "refused"}`` or ``{"host", "units": [...]}``."""
     from ..seats.pool import Pool, Task
 
     host = f"{socket.gethostname()} (pid {os.getpid()})"
@@ -87,23 +92,49 @@ def play_group(jobs: list[dict], walls: list[float], seats: list[tuple], argvs: 
         return {"host": host, "refused": problems}
     out = []
     with tempfile.TemporaryDirectory(prefix="marias-unit-") as tmp:
-        tasks = []
-        for job, wall, st, av in zip(jobs, walls, seats, argvs):
-            local = dict(job, log=str(Path(tmp) / Path(job["log"]).name))
-            tasks.append(Task(job["id"], local, wall, st, av))
-        outcomes = []
-        Pool(play_unit, 1, retries=1).run(tasks, outcomes.append)
-        for o in outcomes:
+        local_jobs = [dict(job, log=str(Path(tmp) / Path(job["log"]).name)) for job in jobs]
+
+        def clear(ids) -> None:  # before a task is tried again: a log is never overwritten
+            for uid in ids:
+                for p in Path(tmp).glob(f"{uid}.*"):
+                    p.unlink(missing_ok=True)
+
+        # (key, status, result, why, culprit, attempts, seconds) per unit
+        rows: list[tuple] = []
+        if play_chain is not None:
+            ids = [job["id"] for job in jobs]
+            outcomes = []
+            Pool(play_chain, 1, retries=1, on_retry=lambda o: clear(ids)).run(
+                [Task(f"chain:{ids[0]}", local_jobs, sum(walls), seats[0], argvs[0])], outcomes.append)
+            o = outcomes[0]
+            results = {r["id"]: r for r in o.result} if o.ok else {}
+            for uid in ids:
+                r = results.get(uid)
+                if r is None:
+                    rows.append((uid, o.status if not o.ok else "error", None,
+                                 o.why if not o.ok else "the chain returned no result for it", o.culprit,
+                                 o.attempts, o.seconds))
+                elif "error" in r:
+                    rows.append((uid, "error", None, r["error"], None, o.attempts, o.seconds))
+                else:
+                    rows.append((uid, "ok", r, "", None, o.attempts, o.seconds / len(ids)))
+        else:
+            tasks = [Task(job["id"], local, wall, st, av)
+                     for job, local, wall, st, av in zip(jobs, local_jobs, walls, seats, argvs)]
+            outcomes = []
+            Pool(play_unit, 1, retries=1, on_retry=lambda o: clear([o.key])).run(tasks, outcomes.append)
+            rows = [(o.key, o.status, o.result, o.why, o.culprit, o.attempts, o.seconds) for o in outcomes]
+        for key, status, result, why, culprit, attempts, seconds in rows:
             files = {}
-            for p in sorted(Path(tmp).glob(f"{o.key}.*")):
-                if p.name == f"{o.key}.jsonl":
+            for p in sorted(Path(tmp).glob(f"{key}.*")):
+                if p.name == f"{key}.jsonl":
                     continue
                 with open(p, "rb") as f:
                     files[p.name] = f.read(MAX_SIDE_FILE)
-            log = Path(tmp) / f"{o.key}.jsonl"
-            text = log.read_bytes() if o.ok and log.exists() else None
-            out.append({"id": o.key, "status": o.status, "result": o.result, "why": o.why, "culprit": o.culprit,
-                        "attempts": o.attempts, "seconds": o.seconds, "log": text, "files": files})
+            log = Path(tmp) / f"{key}.jsonl"
+            text = log.read_bytes() if status == "ok" and log.exists() else None
+            out.append({"id": key, "status": status, "result": result, "why": why, "culprit": culprit,
+                        "attempts": attempts, "seconds": seconds, "log": text, "files": files})
     return {"host": host, "units": out}
 
 
@@ -130,15 +161,27 @@ def connect(address: str, timeout: float | None = None):
         raise ClusterError(f"cannot reach the Dask scheduler at {address}: {e}") from None
 
 
+def cluster_threads(client) -> int:
+    """The cluster's worker threads (tasks it runs at once); 1 when the scheduler does not say."""
+    try:
+        return max(1, sum(int(n) for n in client.nthreads().values()))
+    except Exception:  # an older or a fake client
+        return 1
+
+
 def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable, fail: Callable,
-               play_unit: Callable[[dict], dict], on_tick: Callable[[], None] | None = None, client=None) -> None:
-    """Send each duplicate group of ``pending`` to the cluster and hand each unit's outcome back:
-    ``accept(unit, entry)`` for a unit the worker played and validated (``entry`` holds its log
-    bytes, result and files), ``fail(unit, why, culprit, attempts)`` otherwise; each unit is played
-    on the worker by ``play_unit`` (passed in, so that this module needs nothing of the runner's).  A group is taken
-    once.  KeyboardInterrupt cancels what is still queued or running and propagates."""
+               play_unit: Callable[[dict], dict], on_tick: Callable[[], None] | None = None, client=None,
+               plan_chains: Callable[[list, int], list[list]] | None = None,
+               play_chain: Callable[[list], list] | None = None) -> None:
+    """Send ``pending`` to the cluster, as chains (warm: ``plan_chains(pending, threads)`` played by
+    ``play_chain``) or else as duplicate groups (cold: each unit by ``play_unit``), and hand each
+    unit's outcome back: ``accept(unit, entry)`` for a unit the worker played and validated
+    (``entry`` holds its log bytes, result and files), ``fail(unit, why, culprit, attempts)``
+    otherwise.  The functions are passed in, so that this module needs nothing of the runner's.
+    A task is taken once.  KeyboardInterrupt cancels what is still queued or running and propagates."""
     own = client is None
     client = client or connect(address)
+    warm = plan_chains is not None and play_chain is not None
     # a scheduler that dies makes the client log a traceback at each reconnection attempt; what it
     # means reaches the user once per cause through ``fail`` (referee/tournaments/failures.py)
     quiet = logging.getLogger("distributed.client")
@@ -147,10 +190,12 @@ def run_groups(address: str, jobs_of: Callable, pending: list, accept: Callable,
     by_id = {u.id: u for u in pending}
     futures = {}
     try:
-        for group in groups_of(pending):
+        tasks = plan_chains(pending, cluster_threads(client)) if warm else groups_of(pending)
+        for group in tasks:
             jobs, walls, seats, argvs = jobs_of(group)
-            key = f"marias-group-{group[0].id}-{os.getpid()}-{time.monotonic_ns()}"
-            fut = client.submit(play_group, jobs, walls, seats, argvs, play_unit, key=key, pure=False, retries=0)
+            key = f"marias-{'chain' if warm else 'group'}-{group[0].id}-{os.getpid()}-{time.monotonic_ns()}"
+            fut = client.submit(play_group, jobs, walls, seats, argvs, play_unit, play_chain if warm else None,
+                                key=key, pure=False, retries=0)
             futures[fut] = group
         taken: set[str] = set()
         remaining = set(futures)

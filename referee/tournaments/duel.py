@@ -10,7 +10,9 @@ negative, every deal being zero-sum).
 The samples feed the sequential test of :mod:`referee.tournaments.sprt` in group order.  The
 runner plans groups lazily, plays their partie through the tournament's unit
 primitives (one log per partie, ``OUTPUT/logs/gGGGG-sABB.jsonl``) in a process pool,
-and stops as soon as the LLR over groups 1..N crosses a bound (or at
+warm by default (issue 24: a worker plays a *chain*, one seating over a batch of groups'
+decks, with the same bot processes; never two seatings of one deck in one process;
+``--cold``: fresh bots every partie; a group's result is the same either way), and stops as soon as the LLR over groups 1..N crosses a bound (or at
 ``max_groups``).  A group counts only when its six logs are complete and validate,
 and only in order: the decision is the first crossing over complete groups 1, 2, 3, …
 So the logs are the whole state: a run stopped at any moment (Ctrl-C, ``kill -9``)
@@ -226,7 +228,8 @@ def render(r: dict, fmt: str = "text") -> str:
         rows.append(("design changed", "after play began: " + "; ".join(r["design_changes"])
                      + " (the error rates hold only for a design fixed in advance)"))
     if r["ignored_groups"]:
-        rows.append(("not counted", f"{len(r['ignored_groups'])} group(s) finished after the decision"))
+        rows.append(("not counted", f"{len(r['ignored_groups'])} group(s) finished after the decision "
+                                    "(in no table)"))
     if fmt == "csv":
         return "# head-to-head\nkey,value\n" + "".join(f"{k},\"{v}\"\n" for k, v in rows)
     title = f"Head-to-head: {r['a']} against {r['b']} (SPRT over groups of six seatings)"
@@ -249,12 +252,20 @@ def is_duel_folder(path) -> bool:
 
 def report(folder) -> dict:
     """The head-to-head result of a folder, from its logs and its tournament.json alone."""
+    return report_and_logs(folder)[0]
+
+
+def report_and_logs(folder) -> tuple[dict, list[Path]]:
+    """:func:`report`, and the logs of the groups the test counts (groups 1..N): what a duel folder's
+    other tables (standings, pairs, play, ...) are computed from, so that a group finished after the
+    decision (or after a gap) counts in none of them."""
     folder = Path(folder)
     body = json.loads((folder / T.STATE_FILE).read_text(encoding="utf-8"))
     plan = plan_from_state(body["config"], body.get("id_width"))
     sc = scan(folder, plan)
     st = sc.state()
-    return result_dict(plan, st, sc.ignored_groups(st.n), decks_of(folder), design_changes(body))
+    logs = [T.unit_log(folder, u) for k in range(1, st.n + 1) for u in plan.group(k)]
+    return result_dict(plan, st, sc.ignored_groups(st.n), decks_of(folder), design_changes(body)), logs
 
 
 def design_changes(state_body: dict) -> list[str]:
@@ -354,23 +365,51 @@ def run_duel(cfg: T.TournamentConfig, *, resume: bool = False, stream: TextIO | 
     return DuelRun(cfg, plan, state, st, before, played, failed, interrupted, time.perf_counter() - t0, ignored)
 
 
+#: the longest warm chain of a duel (units of one seating over this many groups), as a tournament's (plan_chains)
+WARM_CHAIN_MAX = 12
+
+
+def batch_groups(k: int, warm: bool = True) -> int:
+    """How many groups, from group ``k`` on, a warm duel plans as one batch: six chains (one per seating)
+    over those groups' decks.  Short at first and longer as the test goes on: √(3k), 2 to
+    :data:`WARM_CHAIN_MAX` (batches 1-2, 3-5, 6-9, 10-14, 15-20, ...).  A batch's groups enter the test
+    when its chains end, so up to a batch may be played past the decision; with N groups to play,
+    bots that cost S to start and D per partie otherwise, the CPU (6N + 3L)(D + S/L) is least near
+    L = √(2.5N) for the built-in bots (S ≈ 300 ms, D ≈ 250 ms under bwrap): √(3k) follows it with
+    the groups played so far standing for N.  Cold: 1."""
+    return max(2, min(WARM_CHAIN_MAX, math.isqrt(3 * k))) if warm else 1
+
+
+def plan_tasks(plan: Plan, first: int, cap: int, done, warm: bool = True):
+    """The duel's work from group ``first`` on, lazily, as lists of units each played by one worker:
+    warm, per batch of groups (:func:`batch_groups`) one chain per seating, each unit another group's
+    deck, so that a bot process never plays two seatings of one deck (nor two duels: a chain is one
+    worker's, within one run); cold, one unit each.  In group order; units in ``done`` are left out."""
+    k = first
+    while k <= cap:
+        n = min(batch_groups(k, warm), cap - k + 1)
+        groups = [plan.group(j) for j in range(k, k + n)]
+        for i in range(len(SEATINGS)):
+            chain = [g[i] for g in groups if g[i].id not in done]
+            if warm and chain:
+                yield chain
+            else:
+                for u in chain:
+                    yield [u]
+        k += n
+
+
 def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, close_fds=(), sign_key=None):
-    """The pool: units in group order, at most ``workers`` in flight; the test advances as groups complete."""
+    """The pool: work in group order, at most ``workers`` tasks in flight (warm: chains of one seating over
+    several groups' decks, :func:`plan_tasks`; cold: single units); the test advances as groups complete,
+    in order, so that its sequence of samples is the same warm and cold."""
     out = cfg.output
     logs = out / T.LOGS_DIR
     cap = plan.test.max_groups or 10 ** 9
     workers = max(1, cfg.concurrency or os.cpu_count() or 1)
-
-    def todo():
-        k = st.n + 1
-        while k <= cap:
-            for u in plan.group(k):
-                if u.id not in sc.units:
-                    yield u
-            k += 1
-
-    queue = todo()
-    running: dict[str, T.Unit] = {}  # unit id -> unit, submitted and not finished
+    warm = bool(getattr(cfg, "warm", True))
+    queue = plan_tasks(plan, st.n + 1, cap, sc.units, warm)
+    running: dict[str, list[T.Unit]] = {}  # task key -> its units, submitted and not finished
     played = 0
     failed: list[tuple[str, str]] = []
     interrupted = False
@@ -380,40 +419,74 @@ def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, clo
     def on_term(signum, frame):
         raise KeyboardInterrupt
 
+    def remove(units) -> None:
+        for u in units:
+            for p in logs.glob(f"{u.id}.*"):
+                p.unlink(missing_ok=True)
+
+    def on_retry(o) -> None:  # a worker that failed is tried once more: nothing of its first try stays
+        remove(running.get(o.key, ()))
+        say(f"{o.key}: {o.describe()}; trying it once more")
+
+    def task_of(chain: list[T.Unit]) -> Task:
+        jobs = [T.unit_job(cfg, u, logs, sign_key, lanes=SEAT_LANES[SEATINGS.index(u.arrangement)]) for u in chain]
+        wall = sum(T.unit_wall_seconds(cfg, u) for u in chain)
+        argvs = tuple(tuple(spec.argv) for spec in jobs[0]["specs"])
+        if not warm:
+            return Task(chain[0].id, jobs[0], wall, chain[0].seats, argvs)
+        jobs[0]["warm_partie"] = cfg.warm_partie
+        return Task(f"chain:{chain[0].id}", jobs, wall, chain[0].seats, argvs)
+
+    def accept(u: T.Unit, result: dict) -> None:
+        nonlocal played
+        path = T.unit_log(out, u)
+        why = result.get("valid") or T.quick_check_unit_log(path, u, result)  # validated by its worker
+        if why is not None:
+            kept = out / T.INVALID_DIR / f"{path.name}.invalid"
+            if path.exists():
+                kept.parent.mkdir(exist_ok=True)
+                os.replace(path, kept)
+            failed.append((u.id, why))
+            say(f"{u.id}: its log does not validate ({why}); kept as {kept}")
+            return
+        sc.units[u.id] = unit_sample(path, plan.a)
+        sc.groups_seen = max(sc.groups_seen, u.partie)
+        played += 1
+        for k, v in (result.get("cpu") or {}).items():  # what the workers spent (marias bench tournament --duel)
+            T.WORKER_CPU[k] = T.WORKER_CPU.get(k, 0.0) + v
+
     signal.signal(signal.SIGTERM, on_term)
-    pool = Pool(T.play_unit, workers, retries=1, close_fds=close_fds)
+    pool = Pool(T.play_chain if warm else T.play_unit, workers, retries=1, close_fds=close_fds, on_retry=on_retry)
     try:
         while True:
             while not exhausted and not failed and len(running) < workers:
-                u = next(queue, None)
-                if u is None:
+                chain = next(queue, None)
+                if chain is None:
                     exhausted = True
                     break
-                job = T.unit_job(cfg, u, logs, sign_key, lanes=SEAT_LANES[SEATINGS.index(u.arrangement)])
-                pool.submit(Task(u.id, job, T.unit_wall_seconds(cfg, u), u.seats,
-                                   tuple(tuple(spec.argv) for spec in job["specs"])))
-                running[u.id] = u
+                task = task_of(chain)
+                pool.submit(task)
+                running[task.key] = chain
             if not running:
                 break
             for o in pool.wait(0.5):
-                u = running.pop(o.key)
-                if not o.ok:  # the unit's worker failed twice (it is retried once): the unit stays unplayed
-                    failed.append((u.id, o.describe()))
-                    say(f"{u.id}: failed: {o.describe()}")
+                chain = running.pop(o.key)
+                if not o.ok:  # the worker failed twice (it is retried once): its units stay unplayed
+                    for u in chain:
+                        failed.append((u.id, o.describe()))
+                    say(f"{o.key}: failed: {o.describe()}")
+                    remove(chain)
                     continue
-                path = T.unit_log(out, u)
-                why = o.result.get("valid") or T.quick_check_unit_log(path, u, o.result)  # validated by its worker
-                if why is not None:
-                    kept = out / T.INVALID_DIR / f"{path.name}.invalid"
-                    if path.exists():
-                        kept.parent.mkdir(exist_ok=True)
-                        os.replace(path, kept)
-                    failed.append((u.id, why))
-                    say(f"{u.id}: its log does not validate ({why}); kept as {kept}")
-                    continue
-                sc.units[u.id] = unit_sample(path, plan.a)
-                sc.groups_seen = max(sc.groups_seen, u.partie)
-                played += 1
+                by_id = {u.id: u for u in chain}
+                for r in (o.result if warm else [o.result]):
+                    u = by_id.pop(r["id"])
+                    if "error" in r:
+                        failed.append((u.id, f"error: {r['error']}"))
+                        say(f"{u.id}: failed: error: {r['error']}")
+                        remove([u])
+                    else:
+                        accept(u, r)
+                remove(by_id.values())  # none, unless a chain returned fewer results than units
             # the test advances over the groups now complete, in order
             while not st.done and sc.group_done(st.n + 1):
                 st = st.add(sc.group_mean(st.n + 1))
@@ -426,9 +499,8 @@ def _play(cfg: T.TournamentConfig, plan: Plan, sc: Scan, st: SPRTState, say, clo
     finally:
         pool.close()  # decided or stopped: the partie still in progress are ended
         signal.signal(signal.SIGTERM, old_term)
-    for u in running.values():  # cut short: nothing of them stays
-        for p in logs.glob(f"{u.id}.*"):
-            p.unlink(missing_ok=True)
+    for chain in running.values():  # cut short: nothing of them stays (a warm chain's finished units too)
+        remove(u for u in chain if u.id not in sc.units)
     return st, played, failed, interrupted
 
 
@@ -447,3 +519,54 @@ def config(a: str, b: str, **options) -> T.TournamentConfig:
     options.setdefault("output", f"duel-{names[0]}-{names[1]}")
     options.setdefault("name", f"duel-{names[0]}-{names[1]}")
     return T.config_from_options([a, b], **options)
+
+
+def bench(a: str = "robot", b: str = "random", groups: int = 8, concurrency: int = 1, seed: str = "bench",
+          h0: float = 290.0, h1: float = 310.0) -> dict:
+    """``marias bench tournament --duel``: the same duel (``groups`` at most; h0/h1 around robot's
+    advantage over random, so that the test runs long) played cold and warm in one run: partie played
+    per second, partie *counted* per second (groups the test counts x 6: what a warm duel's overshoot
+    past the decision costs shows here), and the CPU per partie played split as the tournament's bench."""
+    import resource
+    import tempfile
+
+    def rself() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    out: dict = {"benchmark": "duel warm/cold", "bots": f"{a} against {b}", "max_groups": groups,
+                 "concurrency": concurrency}
+    rate: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
+        for mode in ("cold", "warm"):
+            cfg = config(a, b, h0=h0, h1=h1, max_groups=groups, seed=seed, concurrency=concurrency,
+                         output=str(Path(tmp) / mode))
+            cfg.warm = mode == "warm"
+            T.WORKER_CPU.clear()
+            p0, w0 = rself(), time.perf_counter()
+            run = run_duel(cfg)
+            seconds = time.perf_counter() - w0
+            if run.failed or run.interrupted:
+                raise RuntimeError(f"the benchmark duel did not finish: {run.failed}")
+            wc = dict(T.WORKER_CPU)
+            parts = {"parent": rself() - p0, "referee": wc.get("referee", 0.0), "logging": wc.get("logging", 0.0),
+                     "validation": wc.get("validation", 0.0),
+                     "workers_other": wc.get("worker", 0.0) - wc.get("referee", 0.0) - wc.get("logging", 0.0)
+                     - wc.get("validation", 0.0),
+                     "bots_deciding": wc.get("bots", 0.0) - wc.get("bots_start", 0.0),
+                     "bots_starting": wc.get("bots_start", 0.0)}
+            n = max(1, run.played)
+            out[f"{mode}_decision"] = f"{run.test.decision} after {run.test.n} groups"
+            out[f"{mode}_partie_played"] = run.played
+            out[f"{mode}_partie_per_second"] = round(run.played / seconds, 2)
+            out[f"{mode}_counted_partie_per_second"] = round(6 * run.test.n / seconds, 2)
+            out[f"{mode}_cpu_ms_per_partie"] = round(1000 * sum(parts.values()) / n, 1)
+            for k, v in parts.items():
+                out[f"{mode}_{k}_ms_per_partie"] = round(1000 * v / n, 1)
+            rate[mode] = 6 * run.test.n / seconds
+    out["counted_partie_per_second_warm_vs_cold"] = round(rate["warm"] / rate["cold"], 2)
+    try:
+        out["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
+    except OSError:
+        pass
+    return out

@@ -481,19 +481,27 @@ def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
     """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics).
 
     A head-to-head folder (its tournament.json says ``format: head-to-head``) gets the head-to-head
-    section instead (:func:`referee.tournaments.duel.report`: the SPRT's decision, LLR and groups from its logs).
+    section instead (:func:`referee.tournaments.duel.report`: the SPRT's decision, LLR and groups from its logs),
+    and its other tables count the groups the test counts, no group finished after its decision.
     """
     from . import duel
 
     paths = list(paths)
     duels: list[Path] = []  # head-to-head folders named (or their logs/): the test's result, then the tables
+    read: list = []  # what the tables are computed from: a duel folder gives the logs of the groups its test counts
     for p in paths:
         p = Path(p)
         folder = p if p.is_dir() and duel.is_duel_folder(p) else p.parent if (
             p.is_dir() and p.name == "logs" and duel.is_duel_folder(p.parent)) else None
-        if folder is not None and folder.resolve() not in {d.resolve() for d in duels}:
+        if folder is None:
+            read.append(p)
+        elif folder.resolve() not in {d.resolve() for d in duels}:
             duels.append(folder)
-    results = [duel.report(p) for p in duels]
+    results = []
+    for p in duels:
+        r, counted = duel.report_and_logs(p)
+        results.append(r)
+        read.extend(counted)
     sections = [duel.render(r, fmt) for r in results]
     if not paths:
         t = compute([])
@@ -503,7 +511,7 @@ def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
         return "\n".join(sections), [], t
     from .results import gather
 
-    src = gather(paths)
+    src = gather(read)
     try:
         t = compute(src.summaries, src.fps_of)
     finally:

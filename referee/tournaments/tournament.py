@@ -52,7 +52,7 @@ from .tournament_config import (  # the configuration; callers may reach these a
 )
 
 MAX_DECISIONS_PER_DEAL = 100
-#: CPU seconds the workers reported with their units, by part (referee, validation, bots, bots_start,
+#: CPU seconds the workers reported with their units, by part (referee, logging, validation, bots, bots_start,
 #: worker: a worker's whole CPU, summed over the last unit of each worker); read by the benchmark.
 WORKER_CPU: dict[str, float] = {}
 UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
@@ -190,15 +190,18 @@ def play_unit(job: dict, warm=None) -> dict:
                          limits=job["limits"], policy=FaultPolicy(max_faults=job["max_faults"]), log_path=log,
                          sign_key=job.get("sign_key"), sandbox=job["sandbox"], sandbox_limits=job["sandbox_limits"],
                          sandbox_hide=job["sandbox_hide"], seed_kind=job.get("seed_kind"), warm=warm)
+    from ..logs.log import LOG_CPU
     from ..seats.process import BOT_CPU
 
-    t0, c0, b0, s0 = time.perf_counter(), time.process_time(), BOT_CPU["total"], BOT_CPU["start"]
+    t0, c0, b0, s0, l0 = time.perf_counter(), time.process_time(), BOT_CPU["total"], BOT_CPU["start"], LOG_CPU["total"]
     result = run_match(config)
     seconds = time.perf_counter() - t0
     c1 = time.process_time()
+    logging = LOG_CPU["total"] - l0  # writing the log (each line sealed, flushed and fsynced): apart from the referee
     why = check_unit_log(log, seats=job.get("seats"))
-    cpu = {"referee": c1 - c0, "validation": time.process_time() - c1, "bots": BOT_CPU["total"] - b0,
-           "bots_start": BOT_CPU["start"] - s0, "worker": time.process_time()}  # worker: all its CPU so far
+    cpu = {"referee": c1 - c0 - logging, "logging": logging, "validation": time.process_time() - c1,
+           "bots": BOT_CPU["total"] - b0, "bots_start": BOT_CPU["start"] - s0,
+           "worker": time.process_time()}  # worker: all its CPU so far
     return {"cpu": cpu,"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
             "faults": len(result.faults), "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
             "seconds": seconds, "valid": why,
@@ -821,9 +824,12 @@ def _play_units(cfg: TournamentConfig, pending: list[Unit], logs: Path, progress
 
             def jobs_of(group: list[Unit]):
                 ts = [task_of(u) for u in group]
+                if cfg.warm and ts:
+                    ts[0].job["warm_partie"] = cfg.warm_partie
                 return [t.job for t in ts], [t.wall_s for t in ts], [t.seats for t in ts], [t.argvs for t in ts]
 
-            run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, play_unit, on_tick=progress.show)
+            run_groups(cfg.cluster, jobs_of, pending, from_cluster, fail, play_unit, on_tick=progress.show,
+                       plan_chains=plan_chains if cfg.warm else None, play_chain=play_chain if cfg.warm else None)
         elif cfg.warm:  # chains of units, each played by one worker with the same bot processes
             workers = min(cfg.concurrency or os.cpu_count() or 1, len(pending))
             chains = {f"chain:{c[0].id}": c for c in plan_chains(pending, workers)}
@@ -934,13 +940,14 @@ def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: in
     ``partie`` partie each) played cold (fresh bots every partie) and warm (bots kept through a chain),
     and one long match of ``match_partie`` partie of the same three bots in one process each — in one
     run, on the same machine load.  CPU per partie split into: the parent (planning, journal, results),
-    the workers' referee (playing and writing the log), their validation, the rest of the workers
+    the workers' referee (playing), their logging (writing, sealing and fsyncing the log), their validation, the rest of the workers
     (fork, exit, pre-flight, chain bookkeeping), the bots deciding, and the bots starting (to their
     hello answer).  The bots' CPU is read from /proc over each bot's whole process tree just before it
     is ended, so it is counted under the sandbox too (its pid namespace hides it from rusage)."""
     import resource
     import tempfile
 
+    from ..logs.log import LOG_CPU
     from ..matches.match import BotSpec
     from ..seats.process import BOT_CPU
 
@@ -953,7 +960,7 @@ def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: in
     per: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
         for mode in ("cold", "warm", "match"):
-            b0, s0, p0, w0 = BOT_CPU["total"], BOT_CPU["start"], rself(), time.perf_counter()
+            b0, s0, p0, w0, l0 = BOT_CPU["total"], BOT_CPU["start"], rself(), time.perf_counter(), LOG_CPU["total"]
             if mode == "match":
                 specs = [BotSpec.parse_named(n, seed=seed) for n in names]
                 cfg0 = config_from_options(names, seed=seed, output=str(Path(tmp) / "x"), name="bench")
@@ -962,7 +969,9 @@ def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: in
                 res = run_match(config)
                 n = match_partie
                 parent = rself() - p0
-                parts = {"parent": 0.0, "referee": parent, "validation": 0.0, "workers_other": 0.0}
+                logging = LOG_CPU["total"] - l0
+                parts = {"parent": 0.0, "referee": parent - logging, "logging": logging, "validation": 0.0,
+                         "workers_other": 0.0}
                 sandbox = res.sandbox
             else:
                 cfg = config_from_options(names, partie=partie, seed=seed, concurrency=concurrency,
@@ -974,9 +983,10 @@ def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: in
                     raise RuntimeError(f"the benchmark tournament did not finish: {run.failed}")
                 n = run.units
                 wc = dict(WORKER_CPU)
-                parts = {"parent": rself() - p0, "referee": wc.get("referee", 0.0),
+                parts = {"parent": rself() - p0, "referee": wc.get("referee", 0.0), "logging": wc.get("logging", 0.0),
                          "validation": wc.get("validation", 0.0),
-                         "workers_other": wc.get("worker", 0.0) - wc.get("referee", 0.0) - wc.get("validation", 0.0)}
+                         "workers_other": wc.get("worker", 0.0) - wc.get("referee", 0.0) - wc.get("logging", 0.0)
+                         - wc.get("validation", 0.0)}
                 parts["bots_deciding"] = wc.get("bots", 0.0) - wc.get("bots_start", 0.0)
                 parts["bots_starting"] = wc.get("bots_start", 0.0)
             seconds = time.perf_counter() - w0

@@ -158,9 +158,9 @@ def tournament_data(folder: Path) -> dict:
             out["duel"] = duel_data(folder)
         except (OSError, ValueError, KeyError) as e:
             out["duel_error"] = str(e)
-    if "duel" in out:  # a duel plans its groups as it goes: its manifest names no unit, so its logs are read
-        from ..logs.validate import log_files
-        src = R.gather(log_files([folder / T.LOGS_DIR]) if (folder / T.LOGS_DIR).is_dir() else [])
+    if "duel" in out:  # a duel plans its groups as it goes: its manifest names no unit, so the logs of the
+        # groups its test counts are read (as `marias table` does: none finished after the decision)
+        src = R.gather(D.report_and_logs(folder)[1])
     else:
         src = R.gather([folder])
     try:
