@@ -125,16 +125,30 @@ class Position:
         return (self.leader + len(self.trick)) % 3
 
 
+#: per card: the mask of the game's kings and obers (a hláška is a king and an ober of one suit)
+KINGS = sum(1 << (s * 8 + KING) for s in range(4))
+OBERS = sum(1 << (s * 8 + OBER) for s in range(4))
+#: equivalent-card classes of one suit, memoised for every solver: (betl order, trump order)
+_MOVES_CACHE: tuple[dict, dict] = ({}, {})
+
+
 class Solver:
     """Alpha-beta over one game's deals (the transposition table is kept between
-    solves of the same :class:`Game`)."""
+    solves of the same :class:`Game`).
+
+    The search itself is a set of closures made once per solver (:meth:`_build`):
+    one function per place in the trick (lead, second, third card) with the legal
+    cards, the move ordering and the play of a card written out in each, the trick
+    in progress passed as ints, per-card tables for who beats whom and the ordering
+    keys.  Betl and durch are searched as the win/lose games they are (any winning
+    card of the actor, any losing card of a defender ends a node), with a table of
+    won and lost trick starts keyed by the hands and the leader alone."""
 
     def __init__(self, game: Game, max_table: int = 400_000):
         self.game = game
         self.max_table = max_table
         self.table: dict = {}
         self.leaf_memo: dict = {}
-        self.nodes = 0
         nb = game.kind != "barva"
         self.nb = nb
         self.trump = game.trump
@@ -146,12 +160,15 @@ class Solver:
         self.bound = game.bound_seven_seat() if not nb else ()
         self.actor = game.actor
         self.guess = 0  # MTD(f)'s first guess: the last value found
-        self.limit = INF  # node count of the next budget check
-        self.cap = INF  # node count at which the current solve stops
-        self.deadline: float | None = None
-        if nb:
-            self.stake = nb_settle(game, True)
+        self.stake = nb_settle(game, True) if nb else 0
+        self._mcache = _MOVES_CACHE[0 if nb else 1]
         # trump games are searched to the last trick: tiché sto and tichá sedma keep every trick relevant
+        self._build()
+
+    @property
+    def nodes(self) -> int:
+        """Cards played by the search so far (over every solve of this solver)."""
+        return self._count()
 
     # ------------------------------------------------------------ legal moves
     def legal(self, hand: int, seat: int, trick_cards: list[int], win: int, tricks_done: int) -> int:
@@ -183,37 +200,50 @@ class Solver:
         return self.trump is not None and a >> 3 == self.trump
 
     def moves(self, legal: int, hand: int, present: int) -> list[int]:
-        """One card per class of equivalent legal cards (see the module docstring)."""
+        """One card per class of equivalent legal cards (see the module docstring):
+        by suit, and in a suit from the lowest card up in the game's order."""
         if not legal & (legal - 1):
             return [legal.bit_length() - 1]
+        if self.nb:
+            special = 0
+        else:
+            pk = hand & KINGS & ((hand & OBERS) << 1)
+            special = legal & (pk | pk >> 1 | (1 << self.seven))
+        cache = self._mcache
+        out: list[int] = []
+        rest = legal
+        while rest:
+            sh = ((rest & -rest).bit_length() - 1) & 24
+            m = rest >> sh & 255
+            rest ^= m << sh
+            if not m & (m - 1):
+                out.append(sh + m.bit_length() - 1)
+                continue
+            key = m | (present >> sh & 255) << 8 | (special >> sh & 255) << 16 | sh << 21
+            r = cache.get(key)
+            if r is None:
+                r = cache[key] = self._suit_moves(sh >> 3, m << sh, special, present)
+            out.extend(r)
+        return out
+
+    def _suit_moves(self, s: int, m: int, special_mask: int, present: int) -> tuple[int, ...]:
+        """The classes of one suit's legal cards ``m`` (the old loop, memoised by :meth:`moves`)."""
         out = []
         pts = self.pts
-        nb = self.nb
-        for s in range(4):
-            m = legal & SUIT_MASKS[s]
-            if not m:
-                continue
-            if not m & (m - 1):
-                out.append(m.bit_length() - 1)
-                continue
-            open_group = False
-            gp = -1
-            for c in self.order_lists[s]:
-                bit = 1 << c
-                if m & bit:
-                    special = False
-                    if not nb:
-                        r = c & 7
-                        if c == self.seven or ((r == KING or r == OBER) and hand >> (c ^ 3) & 1):
-                            special = True
-                    if open_group and pts[c] == gp and not special:
-                        continue
-                    out.append(c)
-                    open_group = not special
-                    gp = pts[c]
-                elif present & bit:
-                    open_group = False
-        return out
+        open_group = False
+        gp = -1
+        for c in self.order_lists[s]:
+            bit = 1 << c
+            if m & bit:
+                special = bool(special_mask & bit)
+                if open_group and pts[c] == gp and not special:
+                    continue
+                out.append(c)
+                open_group = not special
+                gp = pts[c]
+            elif present & bit:
+                open_group = False
+        return tuple(out)
 
     # ------------------------------------------------------------ solving
     def solve(self, pos: Position, budget: Budget | None = None) -> dict[int, int]:
@@ -224,11 +254,9 @@ class Solver:
         """
         if len(self.table) > self.max_table:
             self.table.clear()
-        start = self.nodes
+        start = self._count()
         left = budget.left() if budget is not None else None
-        self.cap = INF * INF if left is None else self.nodes + max(0, left)
-        self.deadline = budget.deadline if budget is not None else None
-        self.limit = min(self.cap, self.nodes + 512)
+        self._arm(INF * INF if left is None else start + max(0, left), budget.deadline if budget is not None else None)
         hands = list(pos.hands)
         seat = pos.to_move
         trick_cards = [c for _s, c in pos.trick]
@@ -255,30 +283,61 @@ class Solver:
         reps = self.moves(legal, hand, present)
         maximise = seat == self.actor
         values: dict[int, int] = {}
+        t = trick_cards + [-1, -1]
         try:
-            guess = self.guess
-            for c in reps:
-                # MTD(f): null-window tests around a guess converge on the exact value
-                lo, hi, g = -INF, INF, guess
-                while lo < hi:
-                    beta = g + 1 if g == lo else g
-                    g = self._play(hands, seat, c, trick_cards, win, win_seat, pos.leader, pos.tricks_done,
-                                   pos.a_cards, pos.d_cards, hs, beta - 1, beta)
-                    if g < beta:
-                        hi = g
-                    else:
-                        lo = g
-                values[c] = g
-                guess = g
-            self.guess = max(values.values()) if maximise else min(values.values())
+            if self.nb:
+                stake = self.stake
+                for c in reps:
+                    hands[seat] = hand & ~(1 << c)
+                    won = self._nb_play(hands, seat, c, len(trick_cards), t[0], t[1], win, win_seat, pos.leader,
+                                        pos.tricks_done)
+                    hands[seat] = hand
+                    values[c] = stake if won else -stake
+            else:
+                guess = self.guess
+                for c in reps:
+                    # MTD(f): null-window tests around a guess converge on the exact value
+                    lo, hi, g = -INF, INF, guess
+                    while lo < hi:
+                        beta = g + 1 if g == lo else g
+                        g = self._play(hands, seat, c, len(trick_cards), t[0], t[1], win, win_seat, pos.leader,
+                                       pos.tricks_done, pos.a_cards, pos.d_cards, hs, beta - 1, beta)
+                        if g < beta:
+                            hi = g
+                        else:
+                            lo = g
+                    values[c] = g
+                    guess = g
+                self.guess = max(values.values()) if maximise else min(values.values())
         finally:
             if budget is not None:
-                budget.used += self.nodes - start
+                budget.used += self._count() - start
         # every card takes the value of its representative
         out = {}
         for c in cards_of(legal):
             out[c] = values[self._rep_of(c, reps, legal, hand, present)]
         return out
+
+    def nb_wins(self, hands, leader: int, budget: Budget | None = None) -> bool:
+        """Betl or durch at a trick start: does the actor win, every hand known and
+        both sides playing perfectly?  ``hands`` the three hands (masks), ``leader``
+        who leads the trick.  Raises :class:`OutOfNodes` when ``budget`` runs out."""
+        if not self.nb:
+            raise ValueError("nb_wins is for betl and durch")
+        if len(self.table) > self.max_table:
+            self.table.clear()
+        start = self._count()
+        left = budget.left() if budget is not None else None
+        self._arm(INF * INF if left is None else start + max(0, left), budget.deadline if budget is not None else None)
+        hands = list(hands)
+        done = 10 - (hands[0] | hands[1] | hands[2]).bit_count() // 3
+        try:
+            if done >= 10:
+                return True
+            return self._nb_trick(hands, leader, done)
+        finally:
+            if budget is not None:
+                budget.used += self._count() - start
 
     def _rep_of(self, c: int, reps: list[int], legal: int, hand: int, present: int) -> int:
         if c in reps:
@@ -295,216 +354,458 @@ class Solver:
                 best = None
         return best
 
-    def _play(self, hands, seat, c, trick_cards, win, win_seat, leader, tricks_done, ap, dp, hs, alpha, beta) -> int:
-        """Play card ``c`` for ``seat`` and return the value of the resulting position."""
-        if self.nodes >= self.limit:
-            self._tick()
-        self.nodes += 1
-        bit = 1 << c
-        hand = hands[seat]
-        nb = self.nb
-        if not nb:
-            r = c & 7
-            if (r == KING or r == OBER) and hand >> (c ^ 3) & 1:
-                hs = hl_add(hs, seat == self.actor, 40 if c >> 3 == self.trump else 20)
-            if c == self.seven and tricks_done < 9 and seat in self.bound:
-                hs |= 1 << (10 if seat == self.actor else 11)
-        hands[seat] = hand & ~bit
-        try:
-            n = len(trick_cards)
-            if n == 0:
-                new_win, new_ws = c, seat
-            elif self.beats(c, win):
-                new_win, new_ws = c, seat
-            else:
-                new_win, new_ws = win, win_seat
-            if n < 2:
-                trick_cards.append(c)
-                try:
-                    return self._node(hands, (seat + 1) % 3, trick_cards, new_win, new_ws, leader, tricks_done,
-                                      ap, dp, hs, alpha, beta)
-                finally:
-                    trick_cards.pop()
-            # the trick is complete
-            pts = self.pts
-            tp = pts[trick_cards[0]] + pts[trick_cards[1]] + pts[c]
-            done = tricks_done + 1
-            actor_wins = new_ws == self.actor
-            if nb:
-                if self.game.kind == "betl":
-                    if actor_wins:
-                        return -self.stake
-                elif not actor_wins:
-                    return -self.stake
-                if done == 10:
-                    return self.stake
-            if done == 10:
-                tp += 10
-            if actor_wins:
-                ap += tp
-            else:
-                dp += tp
-            if done == 10:
-                seven = self.seven
-                sil = None
-                if c == seven or trick_cards[0] == seven or trick_cards[1] == seven:
-                    holder = seat if c == seven else (leader if trick_cards[0] == seven else (leader + 1) % 3)
-                    sil = (holder, new_win == seven)
-                return self._leaf(ap, dp, hs, sil)
-            return self._trick(hands, new_ws, done, ap, dp, hs, alpha, beta)
-        finally:
-            hands[seat] = hand
-
-    def _tick(self) -> None:
-        """Every 512 nodes: stop when the nodes or the time of the budget are spent."""
-        if self.nodes >= self.cap or (self.deadline is not None and time.perf_counter() >= self.deadline):
-            raise OutOfNodes()
-        self.limit = min(self.cap, self.nodes + 512)
-
-    def _leaf(self, ap, dp, hs, sil) -> int:
-        key = (ap, dp, hs, sil)
-        v = self.leaf_memo.get(key)
-        if v is None:
-            a_hl, d_hl, lost = hl_unpack(hs)
-            v = trump_settle(self.game, ap, dp, a_hl, d_hl, sil, lost)
-            self.leaf_memo[key] = v
-        return v
-
-    def _trick(self, hands, leader, tricks_done, ap, dp, hs, alpha, beta) -> int:
-        """A trick start: the transposition table is consulted and filled here."""
-        if self.nb and self._nb_settled(hands, leader):
-            return self.stake
-        key = (hands[0], hands[1], hands[2], leader, ap, hs)
-        entry = self.table.get(key)
-        best_move = -1
-        if entry is not None:
-            lo, hi, best_move = entry
-            if lo >= beta:
-                return lo
-            if hi <= alpha:
-                return hi
-            if lo > alpha:
-                alpha = lo
-            if hi < beta:
-                beta = hi
-            if lo == hi:
-                return lo
-        a0, b0 = alpha, beta
-        v, move = self._node_moves(hands, leader, [], -1, -1, leader, tricks_done, ap, dp, hs, alpha, beta, best_move)
-        if v <= a0:
-            lo, hi = (entry[0] if entry else -INF), v
-        elif v >= b0:
-            lo, hi = v, (entry[1] if entry else INF)
-        else:
-            lo = hi = v
-        self.table[key] = (lo, hi, move)
-        return v
-
-    def _nb_settled(self, hands, leader) -> bool:
-        """Betl or durch won whatever is played from here (R8.1's condition, with
-        every hand known): betl — each of the actor's cards is below every other
-        card of its suit still out, and on lead each suit he holds is still held by
-        someone else; durch — on lead, each of his cards beats every other of its suit."""
+    # ------------------------------------------------------------ the search
+    def _build(self) -> None:
+        """Make the search functions: closures over the game's constants and tables."""
         actor = self.actor
-        mine = hands[actor]
-        others = hands[(actor + 1) % 3] | hands[(actor + 2) % 3]
-        if self.game.kind == "durch":
-            if leader != actor:
-                return False
-            higher = self.higher
-            m = mine
-            while m:
-                low = m & -m
-                if others & higher[low.bit_length() - 1]:
-                    return False
-                m ^= low
-            return True
+        trump = self.trump
         higher = self.higher
-        m = mine
-        while m:
-            low = m & -m
-            c = low.bit_length() - 1
-            # every other card of the suit must be above c
-            if others & SUIT_MASKS[c >> 3] & ~higher[c]:
-                return False
-            m ^= low
-        if leader == actor:
-            for s in range(4):
-                if mine & SUIT_MASKS[s] and not others & SUIT_MASKS[s]:
-                    return False
-        return True
+        pts = self.pts
+        seven = self.seven
+        table = self.table
+        leaf_memo = self.leaf_memo
+        moves = self.moves
+        game = self.game
+        suit = SUIT_MASKS
+        NEXT = (1, 2, 0)
+        trump_mask = SUIT_MASKS[trump] if trump is not None else 0
+        # BEAT[w]: the cards that beat w (higher in its suit; in a trump game every trump beats a plain card)
+        BEAT = tuple(higher[w] | (trump_mask if trump is not None and w >> 3 != trump else 0) for w in range(32))
+        bound_seat = tuple(s in self.bound for s in range(3))
+        sbit = (1 << seven) if seven >= 0 else 0
+        SEVENFLAG = tuple(1 << (10 if s == actor else 11) for s in range(3))
+        HLV = tuple((40 if c >> 3 == trump else 20) if not self.nb and (c & 7) in (KING, OBER) else 0 for c in range(32))
+        TO = TRUMP_ORDER
+        # ordering keys, card in the low 6 bits: sorting the keys sorts by (key, card) as the old _order did
+        LK = tuple((-(50 if higher[c] == 0 else 0) - pts[c] - (c & 7)) * 64 + c for c in range(32))
+        TK = tuple((-pts[c] * 3 + TO[c & 7]) * 64 + c for c in range(32))  # takes the trick
+        OWNK = tuple((-pts[c] * 3) * 64 + c for c in range(32))  # under the own side's winning card
+        OPPK = tuple((100 + pts[c] * 3 + TO[c & 7]) * 64 + c for c in range(32))  # under the other side's
+        nodes = 0
+        limit = INF
+        cap = INF
+        deadline = None
+        perf = time.perf_counter
 
-    def _node(self, hands, seat, trick_cards, win, win_seat, leader, tricks_done, ap, dp, hs, alpha, beta) -> int:
-        return self._node_moves(hands, seat, trick_cards, win, win_seat, leader, tricks_done, ap, dp, hs, alpha, beta, -1)[0]
+        def count():
+            return nodes
 
-    def _node_moves(self, hands, seat, trick_cards, win, win_seat, leader, tricks_done, ap, dp, hs, alpha, beta, first):
-        hand = hands[seat]
-        legal = self.legal(hand, seat, trick_cards, win, tricks_done)
-        present = hands[0] | hands[1] | hands[2]
-        for c in trick_cards:
-            present |= 1 << c
-        reps = self.moves(legal, hand, present)
-        if len(reps) > 1:
-            reps = self._order(reps, seat, trick_cards, win, win_seat, first, present & ~hand)
-        maximise = seat == self.actor
-        best = -INF if maximise else INF
-        best_c = reps[0]
-        for c in reps:
-            v = self._play(hands, seat, c, trick_cards, win, win_seat, leader, tricks_done, ap, dp, hs, alpha, beta)
-            if maximise:
-                if v > best:
-                    best, best_c = v, c
-                    if v > alpha:
-                        alpha = v
-                        if alpha >= beta:
-                            break
+        def arm(new_cap, new_deadline):
+            nonlocal cap, deadline, limit
+            cap, deadline = new_cap, new_deadline
+            limit = min(cap, nodes + 512)
+
+        def tick():
+            """Every 512 nodes: stop when the nodes or the time of the budget are spent."""
+            nonlocal limit
+            if nodes >= cap or (deadline is not None and perf() >= deadline):
+                raise OutOfNodes()
+            limit = min(cap, nodes + 512)
+
+        self._count, self._arm = count, arm
+
+        # ---------------------------------------------------------- trump games
+        def leaf(ap, dp, hs, sil):
+            key = (ap, dp, hs, sil)
+            v = leaf_memo.get(key)
+            if v is None:
+                a_hl, d_hl, lost = hl_unpack(hs)
+                v = leaf_memo[key] = trump_settle(game, ap, dp, a_hl, d_hl, sil, lost)
+            return v
+
+        def trick(hands, leader, done, ap, dp, hs, alpha, beta):
+            """A trick start: the transposition table is consulted and filled here."""
+            key = (hands[0], hands[1], hands[2], leader, ap, hs)
+            entry = table.get(key)
+            first = -1
+            if entry is not None:
+                lo, hi, first = entry
+                if lo >= beta:
+                    return lo
+                if hi <= alpha:
+                    return hi
+                if lo > alpha:
+                    alpha = lo
+                if hi < beta:
+                    beta = hi
+                if lo == hi:
+                    return lo
+            a0, b0 = alpha, beta
+            v, move = lead(hands, leader, done, ap, dp, hs, alpha, beta, first)
+            if v <= a0:
+                table[key] = ((entry[0] if entry else -INF), v, move)
+            elif v >= b0:
+                table[key] = (v, (entry[1] if entry else INF), move)
             else:
-                if v < best:
+                table[key] = (v, v, move)
+            return v
+
+        def lead(hands, seat, done, ap, dp, hs, alpha, beta, first):
+            nonlocal nodes
+            hand = hands[seat]
+            legal = hand
+            if bound_seat[seat] and done < 9 and legal & sbit and legal != sbit:
+                legal ^= sbit
+            if legal & (legal - 1):
+                reps = moves(legal, hand, hands[0] | hands[1] | hands[2])
+                if len(reps) > 1:
+                    ks = [LK[c] for c in reps]
+                    ks.sort()
+                    reps = [k & 63 for k in ks]
+                    if first >= 0 and reps[0] != first and first in reps:
+                        reps.remove(first)
+                        reps.insert(0, first)
+            else:
+                reps = (legal.bit_length() - 1,)
+            nxt = NEXT[seat]
+            mine = seat == actor
+            best = -INF if mine else INF
+            best_c = reps[0]
+            for c in reps:
+                if nodes >= limit:
+                    tick()
+                nodes += 1
+                h = hs
+                if HLV[c] and hand >> (c ^ 3) & 1:
+                    h = hl_add(h, mine, HLV[c])
+                if c == seven and done < 9 and bound_seat[seat]:
+                    h |= SEVENFLAG[seat]
+                hands[seat] = hand ^ (1 << c)
+                v = second(hands, nxt, c, c, seat, seat, done, ap, dp, h, alpha, beta)
+                hands[seat] = hand
+                if mine:
+                    if v > best:
+                        best, best_c = v, c
+                        if v > alpha:
+                            alpha = v
+                            if alpha >= beta:
+                                break
+                elif v < best:
                     best, best_c = v, c
                     if v < beta:
                         beta = v
                         if alpha >= beta:
                             break
-        return best, best_c
+            return best, best_c
 
-    def _order(self, reps, seat, trick_cards, win, win_seat, first, others):
-        """Cheap move ordering: the table's move, then cards that take the trick
-        for the mover's side, high points first."""
-        actor = self.actor
-        pts = self.pts
-        mine_side = (seat == actor)
-        keyed = []
-        nb = self.nb
-        for c in reps:
-            if c == first:
-                k = -1000
-            elif nb and self.game.kind == "betl":
-                if not trick_cards:
-                    k = c & 7  # low leads first: the defence forces, the actor stays safe
-                elif self.beats(c, win):
-                    k = 100 + (c & 7)
-                else:
-                    actor_in = mine_side or win_seat == actor or len(trick_cards) == 2
-                    # under the winning card: the actor and a defender after him throw high, others low
-                    k = -(c & 7) if actor_in else (c & 7)
-            elif not trick_cards:
-                # leads: high cards first
-                k = -(self.higher[c] == 0 and 1 or 0) * 50 - pts[c] - (c & 7)
+        def follow_reps(hands, seat, hand, t0, t1, win, ws, done):
+            """The ordered representatives of the legal cards of a follower."""
+            ls = t0 >> 3
+            same = hand & suit[ls]
+            if same:
+                legal = ((same & higher[win]) or same) if win >> 3 == ls else same
+            elif hand & trump_mask:
+                tr = hand & trump_mask
+                legal = ((tr & higher[win]) or tr) if win >> 3 == trump else tr
             else:
-                takes = self.beats(c, win)
-                side_wins = takes or ((win_seat == actor) == mine_side)
-                if nb:
-                    # betl actor ducks, durch actor takes; the defence the opposite
-                    want = (self.game.kind == "durch") == mine_side
-                    k = (0 if takes == want else 100) + ((-(c & 7)) if takes else (c & 7))
-                elif side_wins:
-                    k = -pts[c] * 3 + (TRUMP_ORDER[c & 7] if takes else 0)
-                else:
-                    k = 100 + pts[c] * 3 + TRUMP_ORDER[c & 7]
-            keyed.append((k, c))
-        keyed.sort()
-        return [c for _k, c in keyed]
+                legal = hand
+            if bound_seat[seat] and done < 9 and legal & sbit and legal != sbit:
+                legal ^= sbit
+            if not legal & (legal - 1):
+                return (legal.bit_length() - 1,)
+            present = hands[0] | hands[1] | hands[2] | (1 << t0)
+            if t1 >= 0:
+                present |= 1 << t1
+            reps = moves(legal, hand, present)
+            if len(reps) > 1:
+                bm = BEAT[win]
+                duck = OWNK if (ws == actor) == (seat == actor) else OPPK
+                ks = [TK[c] if bm >> c & 1 else duck[c] for c in reps]
+                ks.sort()
+                return [k & 63 for k in ks]
+            return reps
 
+        def second(hands, seat, t0, win, ws, leader, done, ap, dp, hs, alpha, beta):
+            nonlocal nodes
+            hand = hands[seat]
+            reps = follow_reps(hands, seat, hand, t0, -1, win, ws, done)
+            nxt = NEXT[seat]
+            mine = seat == actor
+            best = INF + 1 if not mine else -INF - 1
+            bm = BEAT[win]
+            for c in reps:
+                if nodes >= limit:
+                    tick()
+                nodes += 1
+                h = hs
+                if HLV[c] and hand >> (c ^ 3) & 1:
+                    h = hl_add(h, mine, HLV[c])
+                if c == seven and done < 9 and bound_seat[seat]:
+                    h |= SEVENFLAG[seat]
+                hands[seat] = hand ^ (1 << c)
+                if bm >> c & 1:
+                    v = third(hands, nxt, t0, c, c, seat, leader, done, ap, dp, h, alpha, beta)
+                else:
+                    v = third(hands, nxt, t0, c, win, ws, leader, done, ap, dp, h, alpha, beta)
+                hands[seat] = hand
+                if mine:
+                    if v > best:
+                        best = v
+                        if v > alpha:
+                            alpha = v
+                            if alpha >= beta:
+                                break
+                elif v < best:
+                    best = v
+                    if v < beta:
+                        beta = v
+                        if alpha >= beta:
+                            break
+            return best
+
+        def third(hands, seat, t0, t1, win, ws, leader, done, ap, dp, hs, alpha, beta):
+            nonlocal nodes
+            hand = hands[seat]
+            reps = follow_reps(hands, seat, hand, t0, t1, win, ws, done)
+            mine = seat == actor
+            best = INF + 1 if not mine else -INF - 1
+            bm = BEAT[win]
+            done1 = done + 1
+            tp0 = pts[t0] + pts[t1]
+            for c in reps:
+                if nodes >= limit:
+                    tick()
+                nodes += 1
+                h = hs
+                if HLV[c] and hand >> (c ^ 3) & 1:
+                    h = hl_add(h, mine, HLV[c])
+                if c == seven and done < 9 and bound_seat[seat]:
+                    h |= SEVENFLAG[seat]
+                # the trick is complete
+                if bm >> c & 1:
+                    nw, nws = c, seat
+                else:
+                    nw, nws = win, ws
+                tp = tp0 + pts[c]
+                if done1 == 10:
+                    tp += 10
+                    if nws == actor:
+                        a2, d2 = ap + tp, dp
+                    else:
+                        a2, d2 = ap, dp + tp
+                    sil = None
+                    if c == seven or t0 == seven or t1 == seven:
+                        holder = seat if c == seven else (leader if t0 == seven else NEXT[leader])
+                        sil = (holder, nw == seven)
+                    v = leaf(a2, d2, h, sil)
+                else:
+                    hands[seat] = hand ^ (1 << c)
+                    if nws == actor:
+                        v = trick(hands, nws, done1, ap + tp, dp, h, alpha, beta)
+                    else:
+                        v = trick(hands, nws, done1, ap, dp + tp, h, alpha, beta)
+                    hands[seat] = hand
+                if mine:
+                    if v > best:
+                        best = v
+                        if v > alpha:
+                            alpha = v
+                            if alpha >= beta:
+                                break
+                elif v < best:
+                    best = v
+                    if v < beta:
+                        beta = v
+                        if alpha >= beta:
+                            break
+            return best
+
+        def play(hands, seat, c, n, t0, t1, win, ws, leader, done, ap, dp, hs, alpha, beta):
+            """Play card ``c`` for ``seat`` (``n`` cards on the table) and return the value (the root's step)."""
+            nonlocal nodes
+            if nodes >= limit:
+                tick()
+            nodes += 1
+            hand = hands[seat]
+            if HLV[c] and hand >> (c ^ 3) & 1:
+                hs = hl_add(hs, seat == actor, HLV[c])
+            if c == seven and done < 9 and bound_seat[seat]:
+                hs |= SEVENFLAG[seat]
+            hands[seat] = hand & ~(1 << c)
+            try:
+                if n == 0:
+                    return second(hands, NEXT[seat], c, c, seat, seat, done, ap, dp, hs, alpha, beta)
+                if BEAT[win] >> c & 1:
+                    win, ws = c, seat
+                if n == 1:
+                    return third(hands, NEXT[seat], t0, c, win, ws, leader, done, ap, dp, hs, alpha, beta)
+                tp = pts[t0] + pts[t1] + pts[c]
+                done1 = done + 1
+                if done1 == 10:
+                    tp += 10
+                if ws == actor:
+                    ap += tp
+                else:
+                    dp += tp
+                if done1 == 10:
+                    sil = None
+                    if c == seven or t0 == seven or t1 == seven:
+                        holder = seat if c == seven else (leader if t0 == seven else NEXT[leader])
+                        sil = (holder, win == seven)
+                    return leaf(ap, dp, hs, sil)
+                return trick(hands, ws, done1, ap, dp, hs, alpha, beta)
+            finally:
+                hands[seat] = hand
+
+        self._play = play
+
+        # ---------------------------------------------------------- betl and durch: won or lost
+        if not self.nb:
+            return
+        durch = game.kind == "durch"
+
+        def settled(hands, leader):
+            """Won whatever is played from here (R8.1's condition, with every hand
+            known): betl — each of the actor's cards is below every other card of its
+            suit still out, and on lead each suit he holds is still held by someone
+            else; durch — on lead, each of his cards beats every other of its suit."""
+            mine = hands[actor]
+            others = hands[NEXT[actor]] | hands[NEXT[NEXT[actor]]]
+            m = mine
+            if durch:
+                if leader != actor:
+                    return False
+                while m:
+                    low = m & -m
+                    if others & higher[low.bit_length() - 1]:
+                        return False
+                    m ^= low
+                return True
+            while m:
+                low = m & -m
+                c = low.bit_length() - 1
+                if others & suit[c >> 3] & ~higher[c]:
+                    return False
+                m ^= low
+            if leader == actor:
+                for sm in suit:
+                    if mine & sm and not others & sm:
+                        return False
+            return True
+
+        def nb_trick(hands, leader, done):
+            key = (hands[0], hands[1], hands[2], leader)
+            r = table.get(key)
+            if r is None:
+                r = table[key] = settled(hands, leader) or nb_lead(hands, leader, done)
+            return r
+
+        # move ordering as the valued search had it: betl leads low, durch high; a
+        # follower's card that would do what its side wants first
+        if durch:
+            NLK = tuple((-(50 if higher[c] == 0 else 0) - (c & 7)) * 64 + c for c in range(32))
+        else:
+            NLK = tuple((c & 7) * 64 + c for c in range(32))
+
+        def nb_lead(hands, seat, done):
+            nonlocal nodes
+            hand = hands[seat]
+            if hand & (hand - 1):
+                reps = moves(hand, hand, hands[0] | hands[1] | hands[2])
+                if len(reps) > 1:
+                    ks = [NLK[c] for c in reps]
+                    ks.sort()
+                    reps = [k & 63 for k in ks]
+            else:
+                reps = (hand.bit_length() - 1,)
+            nxt = NEXT[seat]
+            mine = seat == actor
+            for c in reps:
+                if nodes >= limit:
+                    tick()
+                nodes += 1
+                hands[seat] = hand ^ (1 << c)
+                r = nb_follow(hands, nxt, 1, c, -1, c, seat, done)
+                hands[seat] = hand
+                if r == mine:
+                    return r
+            return not mine
+
+        def nb_follow(hands, seat, n, t0, t1, win, ws, done):
+            nonlocal nodes
+            hand = hands[seat]
+            same = hand & suit[t0 >> 3]
+            legal = ((same & higher[win]) or same) if same else hand
+            mine = seat == actor
+            if legal & (legal - 1):
+                present = hands[0] | hands[1] | hands[2] | (1 << t0)
+                if t1 >= 0:
+                    present |= 1 << t1
+                reps = moves(legal, hand, present)
+                if len(reps) > 1:
+                    hi = higher[win]
+                    if durch:
+                        want = mine  # the actor takes, the defence ducks under him
+                        ks = [((0 if want else 100) - (c & 7) if hi >> c & 1 else (100 if want else 0) + (c & 7)) * 64 + c
+                              for c in reps]
+                    else:
+                        actor_in = mine or ws == actor or n == 2
+                        ks = [(100 + (c & 7) if hi >> c & 1 else (-(c & 7) if actor_in else (c & 7))) * 64 + c
+                              for c in reps]
+                    ks.sort()
+                    reps = [k & 63 for k in ks]
+            else:
+                reps = (legal.bit_length() - 1,)
+            bm = higher[win]
+            nxt = NEXT[seat]
+            for c in reps:
+                if nodes >= limit:
+                    tick()
+                nodes += 1
+                hands[seat] = hand ^ (1 << c)
+                if n == 1:
+                    if bm >> c & 1:
+                        r = nb_follow(hands, nxt, 2, t0, c, c, seat, done)
+                    else:
+                        r = nb_follow(hands, nxt, 2, t0, c, win, ws, done)
+                else:
+                    taker = seat if bm >> c & 1 else ws
+                    if (taker == actor) != durch:
+                        r = False  # betl: the actor took a trick; durch: he lost one
+                    elif done == 9:
+                        r = True
+                    else:
+                        r = nb_trick(hands, taker, done + 1)
+                hands[seat] = hand
+                if r == mine:
+                    return r
+            return not mine
+
+        def nb_play(hands, seat, c, n, t0, t1, win, ws, leader, done):
+            """The root's step: card ``c`` already taken from ``hands[seat]``; does the actor win?"""
+            nonlocal nodes
+            if nodes >= limit:
+                tick()
+            nodes += 1
+            if n == 0:
+                return nb_follow(hands, NEXT[seat], 1, c, -1, c, seat, done)
+            if higher[win] >> c & 1:
+                win, ws = c, seat
+            if n == 1:
+                return nb_follow(hands, NEXT[seat], 2, t0, c, win, ws, done)
+            if (ws == actor) != durch:
+                return False
+            if done == 9:
+                return True
+            return nb_trick(hands, ws, done + 1)
+
+        self._nb_play = nb_play
+        self._nb_trick = nb_trick
+
+
+def nb_wins(game: Game, hands, leader: int, budget: Budget | None = None) -> bool:
+    """Betl or durch at a trick start with every hand known: does the actor win
+    under perfect play of both sides?  (A :class:`Solver` per game is kept, with
+    its table of won and lost trick starts.)"""
+    solver = _NB_SOLVERS.get(game)
+    if solver is None:
+        if len(_NB_SOLVERS) > 8:
+            _NB_SOLVERS.clear()
+        solver = _NB_SOLVERS[game] = Solver(game)
+    return solver.nb_wins(hands, leader, budget)
+
+
+_NB_SOLVERS: dict = {}
 
 
 def game_of_deal(deal) -> Game:
