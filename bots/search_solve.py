@@ -130,6 +130,8 @@ KINGS = sum(1 << (s * 8 + KING) for s in range(4))
 OBERS = sum(1 << (s * 8 + OBER) for s in range(4))
 #: equivalent-card classes of one suit, memoised for every solver: (betl order, trump order)
 _MOVES_CACHE: tuple[dict, dict] = ({}, {})
+#: ordered classes of a follower's and of a leader's cards, by (betl or durch, trump suit)
+_ORDER_CACHE: dict = {}
 
 
 class Solver:
@@ -365,6 +367,12 @@ class Solver:
         table = self.table
         leaf_memo = self.leaf_memo
         moves = self.moves
+        # a follower's ordered classes (see second()) and a leader's, shared by the solvers of one trump suit
+        fcache, lcache = _ORDER_CACHE.setdefault((self.nb, trump), ({}, {}))
+        if len(fcache) > 1_000_000:
+            fcache.clear()
+        if len(lcache) > 1_000_000:
+            lcache.clear()
         game = self.game
         suit = SUIT_MASKS
         NEXT = (1, 2, 0)
@@ -447,14 +455,18 @@ class Solver:
             if bound_seat[seat] and done < 9 and legal & sbit and legal != sbit:
                 legal ^= sbit
             if legal & (legal - 1):
-                reps = moves(legal, hand, hands[0] | hands[1] | hands[2])
-                if len(reps) > 1:
-                    ks = [LK[c] for c in reps]
-                    ks.sort()
-                    reps = [k & 63 for k in ks]
-                    if first >= 0 and reps[0] != first and first in reps:
-                        reps.remove(first)
-                        reps.insert(0, first)
+                present = hands[0] | hands[1] | hands[2]
+                key = legal | present << 32
+                reps = lcache.get(key)
+                if reps is None:
+                    reps = moves(legal, hand, present)
+                    if len(reps) > 1:
+                        ks = [LK[c] for c in reps]
+                        ks.sort()
+                        reps = [k & 63 for k in ks]
+                    reps = lcache[key] = tuple(reps)
+                if first >= 0 and reps[0] != first and first in reps:
+                    reps = [first] + [c for c in reps if c != first]
             else:
                 reps = (legal.bit_length() - 1,)
             nxt = NEXT[seat]
@@ -488,8 +500,22 @@ class Solver:
                             break
             return best, best_c
 
-        def follow_reps(hands, seat, hand, t0, t1, win, ws, done):
-            """The ordered representatives of the legal cards of a follower."""
+        def order_follow(reps, win, own):
+            """A follower's classes, ordered: cards that take the trick for his side first, high points first."""
+            if len(reps) < 2:
+                return tuple(reps)
+            bm = BEAT[win]
+            duck = OWNK if own else OPPK
+            ks = [TK[c] if bm >> c & 1 else duck[c] for c in reps]
+            ks.sort()
+            return tuple([k & 63 for k in ks])
+
+        # the legal cards of a follower and their ordered classes are written out in second() and third()
+        # (a call per node costs as much as the work)
+        def second(hands, seat, t0, win, ws, leader, done, ap, dp, hs, alpha, beta):
+            nonlocal nodes
+            hand = hands[seat]
+            mine = seat == actor
             ls = t0 >> 3
             same = hand & suit[ls]
             if same:
@@ -501,27 +527,26 @@ class Solver:
                 legal = hand
             if bound_seat[seat] and done < 9 and legal & sbit and legal != sbit:
                 legal ^= sbit
-            if not legal & (legal - 1):
-                return (legal.bit_length() - 1,)
-            present = hands[0] | hands[1] | hands[2] | (1 << t0)
-            if t1 >= 0:
-                present |= 1 << t1
-            reps = moves(legal, hand, present)
-            if len(reps) > 1:
-                bm = BEAT[win]
-                duck = OWNK if (ws == actor) == (seat == actor) else OPPK
-                ks = [TK[c] if bm >> c & 1 else duck[c] for c in reps]
-                ks.sort()
-                return [k & 63 for k in ks]
-            return reps
-
-        def second(hands, seat, t0, win, ws, leader, done, ap, dp, hs, alpha, beta):
-            nonlocal nodes
-            hand = hands[seat]
-            reps = follow_reps(hands, seat, hand, t0, -1, win, ws, done)
+            if legal & (legal - 1):
+                present = hands[0] | hands[1] | hands[2] | (1 << t0)
+                own = (ws == actor) == mine
+                sh = ((legal & -legal).bit_length() - 1) & 24
+                m = legal >> sh
+                if m < 256:
+                    # one suit: the ordered classes memoised by the suit's legal and present cards,
+                    # the hláška and seven cards among them, and the trick's winning card
+                    pk = hand & KINGS & ((hand & OBERS) << 1)
+                    key = (m | (present >> sh & 255) << 8 | ((legal & (pk | pk >> 1 | sbit)) >> sh) << 16
+                           | sh << 21 | win << 26 | own << 31)
+                    reps = fcache.get(key)
+                    if reps is None:
+                        reps = fcache[key] = order_follow(moves(legal, hand, present), win, own)
+                else:
+                    reps = order_follow(moves(legal, hand, present), win, own)
+            else:
+                reps = (legal.bit_length() - 1,)
             nxt = NEXT[seat]
-            mine = seat == actor
-            best = INF + 1 if not mine else -INF - 1
+            best = -INF if mine else INF
             bm = BEAT[win]
             for c in reps:
                 if nodes >= limit:
@@ -556,9 +581,37 @@ class Solver:
         def third(hands, seat, t0, t1, win, ws, leader, done, ap, dp, hs, alpha, beta):
             nonlocal nodes
             hand = hands[seat]
-            reps = follow_reps(hands, seat, hand, t0, t1, win, ws, done)
             mine = seat == actor
-            best = INF + 1 if not mine else -INF - 1
+            ls = t0 >> 3
+            same = hand & suit[ls]
+            if same:
+                legal = ((same & higher[win]) or same) if win >> 3 == ls else same
+            elif hand & trump_mask:
+                tr = hand & trump_mask
+                legal = ((tr & higher[win]) or tr) if win >> 3 == trump else tr
+            else:
+                legal = hand
+            if bound_seat[seat] and done < 9 and legal & sbit and legal != sbit:
+                legal ^= sbit
+            if legal & (legal - 1):
+                present = hands[0] | hands[1] | hands[2] | (1 << t0) | (1 << t1)
+                own = (ws == actor) == mine
+                sh = ((legal & -legal).bit_length() - 1) & 24
+                m = legal >> sh
+                if m < 256:
+                    # one suit: the ordered classes memoised by the suit's legal and present cards,
+                    # the hláška and seven cards among them, and the trick's winning card
+                    pk = hand & KINGS & ((hand & OBERS) << 1)
+                    key = (m | (present >> sh & 255) << 8 | ((legal & (pk | pk >> 1 | sbit)) >> sh) << 16
+                           | sh << 21 | win << 26 | own << 31)
+                    reps = fcache.get(key)
+                    if reps is None:
+                        reps = fcache[key] = order_follow(moves(legal, hand, present), win, own)
+                else:
+                    reps = order_follow(moves(legal, hand, present), win, own)
+            else:
+                reps = (legal.bit_length() - 1,)
+            best = -INF if mine else INF
             bm = BEAT[win]
             done1 = done + 1
             tp0 = pts[t0] + pts[t1]
@@ -587,13 +640,45 @@ class Solver:
                     if c == seven or t0 == seven or t1 == seven:
                         holder = seat if c == seven else (leader if t0 == seven else NEXT[leader])
                         sil = (holder, nw == seven)
-                    v = leaf(a2, d2, h, sil)
+                    key = (a2, d2, h, sil)
+                    v = leaf_memo.get(key)
+                    if v is None:
+                        v = leaf(a2, d2, h, sil)
                 else:
                     hands[seat] = hand ^ (1 << c)
                     if nws == actor:
-                        v = trick(hands, nws, done1, ap + tp, dp, h, alpha, beta)
+                        a2, d2 = ap + tp, dp
                     else:
-                        v = trick(hands, nws, done1, ap, dp + tp, h, alpha, beta)
+                        a2, d2 = ap, dp + tp
+                    # a trick start: the transposition table is consulted and filled here (trick(), written out)
+                    key = (hands[0], hands[1], hands[2], nws, a2, h)
+                    entry = table.get(key)
+                    if entry is None:
+                        v, move = lead(hands, nws, done1, a2, d2, h, alpha, beta, -1)
+                        if v <= alpha:
+                            table[key] = (-INF, v, move)
+                        elif v >= beta:
+                            table[key] = (v, INF, move)
+                        else:
+                            table[key] = (v, v, move)
+                    else:
+                        lo, hi, first = entry
+                        if lo >= beta:
+                            v = lo
+                        elif hi <= alpha:
+                            v = hi
+                        elif lo == hi:
+                            v = lo
+                        else:
+                            a1 = lo if lo > alpha else alpha
+                            b1 = hi if hi < beta else beta
+                            v, move = lead(hands, nws, done1, a2, d2, h, a1, b1, first)
+                            if v <= a1:
+                                table[key] = (lo, v, move)
+                            elif v >= b1:
+                                table[key] = (v, hi, move)
+                            else:
+                                table[key] = (v, v, move)
                     hands[seat] = hand
                 if mine:
                     if v > best:
@@ -697,17 +782,34 @@ class Solver:
         else:
             NLK = tuple((c & 7) * 64 + c for c in range(32))
 
+        # BELOW[c]: the cards of c's suit below it (the betl order is the order of the ranks)
+        BELOW = tuple(suit[c >> 3] & ((1 << c) - 1) for c in range(32))
+
         def nb_lead(hands, seat, done):
             nonlocal nodes
             hand = hands[seat]
-            if hand & (hand - 1):
-                reps = moves(hand, hand, hands[0] | hands[1] | hands[2])
+            legal = hand
+            if seat == actor:
+                # the actor leads only cards that lose the trick (betl) or win it (durch):
+                # a defender holding a higher card of the suit must play one
+                others = hands[NEXT[seat]] | hands[NEXT[NEXT[seat]]]
+                legal = 0
+                for sm in suit:
+                    m = hand & sm
+                    if m:
+                        o = others & sm
+                        under = BELOW[o.bit_length() - 1] if o else 0
+                        legal |= (m & under) if not durch else (m & ~under)
+                if not legal:
+                    return False
+            if legal & (legal - 1):
+                reps = moves(legal, hand, hands[0] | hands[1] | hands[2])
                 if len(reps) > 1:
                     ks = [NLK[c] for c in reps]
                     ks.sort()
                     reps = [k & 63 for k in ks]
             else:
-                reps = (hand.bit_length() - 1,)
+                reps = (legal.bit_length() - 1,)
             nxt = NEXT[seat]
             mine = seat == actor
             for c in reps:
@@ -727,6 +829,18 @@ class Solver:
             same = hand & suit[t0 >> 3]
             legal = ((same & higher[win]) or same) if same else hand
             mine = seat == actor
+            if mine:
+                # the actor's cards that decide the trick against him are not searched
+                hi = higher[win]
+                if n == 2:
+                    legal &= hi if durch else ~hi
+                else:
+                    # second in the trick: above the third player's best card of the suit he takes it
+                    o = hands[NEXT[seat]] & suit[t0 >> 3]
+                    under = BELOW[o.bit_length() - 1] if o else 0
+                    legal &= (hi & ~under) if durch else (~hi | under)
+                if not legal:
+                    return False
             if legal & (legal - 1):
                 present = hands[0] | hands[1] | hands[2] | (1 << t0)
                 if t1 >= 0:
