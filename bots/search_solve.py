@@ -130,7 +130,7 @@ KINGS = sum(1 << (s * 8 + KING) for s in range(4))
 OBERS = sum(1 << (s * 8 + OBER) for s in range(4))
 #: equivalent-card classes of one suit, memoised for every solver: (betl order, trump order)
 _MOVES_CACHE: tuple[dict, dict] = ({}, {})
-#: ordered classes of a follower's and of a leader's cards, by (betl or durch, trump suit)
+#: ordered classes of a follower's and of a leader's cards, by (game kind, trump suit)
 _ORDER_CACHE: dict = {}
 
 
@@ -368,7 +368,7 @@ class Solver:
         leaf_memo = self.leaf_memo
         moves = self.moves
         # a follower's ordered classes (see second()) and a leader's, shared by the solvers of one trump suit
-        fcache, lcache = _ORDER_CACHE.setdefault((self.nb, trump), ({}, {}))
+        fcache, lcache = _ORDER_CACHE.setdefault((self.game.kind, trump), ({}, {}))
         if len(fcache) > 1_000_000:
             fcache.clear()
         if len(lcache) > 1_000_000:
@@ -789,7 +789,8 @@ class Solver:
             nonlocal nodes
             hand = hands[seat]
             legal = hand
-            if seat == actor:
+            mine = seat == actor
+            if mine:
                 # the actor leads only cards that lose the trick (betl) or win it (durch):
                 # a defender holding a higher card of the suit must play one
                 others = hands[NEXT[seat]] | hands[NEXT[NEXT[seat]]]
@@ -803,84 +804,134 @@ class Solver:
                 if not legal:
                     return False
             if legal & (legal - 1):
-                reps = moves(legal, hand, hands[0] | hands[1] | hands[2])
-                if len(reps) > 1:
-                    ks = [NLK[c] for c in reps]
-                    ks.sort()
-                    reps = [k & 63 for k in ks]
+                present = hands[0] | hands[1] | hands[2]
+                key = legal | present << 32
+                reps = lcache.get(key)
+                if reps is None:
+                    reps = moves(legal, hand, present)
+                    if len(reps) > 1:
+                        ks = [NLK[c] for c in reps]
+                        ks.sort()
+                        reps = [k & 63 for k in ks]
+                    reps = lcache[key] = tuple(reps)
             else:
                 reps = (legal.bit_length() - 1,)
             nxt = NEXT[seat]
-            mine = seat == actor
             for c in reps:
                 if nodes >= limit:
                     tick()
                 nodes += 1
                 hands[seat] = hand ^ (1 << c)
-                r = nb_follow(hands, nxt, 1, c, -1, c, seat, done)
+                r = nb_second(hands, nxt, c, seat, done)
                 hands[seat] = hand
                 if r == mine:
                     return r
             return not mine
 
-        def nb_follow(hands, seat, n, t0, t1, win, ws, done):
+        def order_nb(reps, win, want):
+            """A follower's classes, ordered: durch — the actor takes, the defence ducks
+            under him (``want``: take); betl — under the winning card high first once the
+            actor is in the trick (``want``), low first before him; taking last."""
+            if len(reps) < 2:
+                return tuple(reps)
+            hi = higher[win]
+            if durch:
+                ks = [((0 if want else 100) - (c & 7) if hi >> c & 1 else (100 if want else 0) + (c & 7)) * 64 + c
+                      for c in reps]
+            else:
+                ks = [(100 + (c & 7) if hi >> c & 1 else (-(c & 7) if want else (c & 7))) * 64 + c for c in reps]
+            ks.sort()
+            return tuple([k & 63 for k in ks])
+
+        def nb_second(hands, seat, t0, ws, done):
+            """The second card of a trick led with ``t0`` by ``ws``."""
             nonlocal nodes
             hand = hands[seat]
-            same = hand & suit[t0 >> 3]
-            legal = ((same & higher[win]) or same) if same else hand
+            nxt = NEXT[seat]
+            sm = suit[t0 >> 3]
+            same = hand & sm
+            hi = higher[t0]
+            legal = ((same & hi) or same) if same else hand
             mine = seat == actor
             if mine:
-                # the actor's cards that decide the trick against him are not searched
-                hi = higher[win]
-                if n == 2:
-                    legal &= hi if durch else ~hi
-                else:
-                    # second in the trick: above the third player's best card of the suit he takes it
-                    o = hands[NEXT[seat]] & suit[t0 >> 3]
-                    under = BELOW[o.bit_length() - 1] if o else 0
-                    legal &= (hi & ~under) if durch else (~hi | under)
+                # the actor's cards that decide the trick against him are not searched: above the
+                # third player's best card of the suit he takes it
+                o = hands[nxt] & sm
+                under = BELOW[o.bit_length() - 1] if o else 0
+                legal &= (hi & ~under) if durch else (~hi | under)
                 if not legal:
                     return False
             if legal & (legal - 1):
                 present = hands[0] | hands[1] | hands[2] | (1 << t0)
-                if t1 >= 0:
-                    present |= 1 << t1
-                reps = moves(legal, hand, present)
-                if len(reps) > 1:
-                    hi = higher[win]
-                    if durch:
-                        want = mine  # the actor takes, the defence ducks under him
-                        ks = [((0 if want else 100) - (c & 7) if hi >> c & 1 else (100 if want else 0) + (c & 7)) * 64 + c
-                              for c in reps]
-                    else:
-                        actor_in = mine or ws == actor or n == 2
-                        ks = [(100 + (c & 7) if hi >> c & 1 else (-(c & 7) if actor_in else (c & 7))) * 64 + c
-                              for c in reps]
-                    ks.sort()
-                    reps = [k & 63 for k in ks]
+                want = mine if durch else (mine or ws == actor)
+                sh = ((legal & -legal).bit_length() - 1) & 24
+                m = legal >> sh
+                if m < 256:
+                    key = m | (present >> sh & 255) << 8 | sh << 21 | t0 << 26 | want << 31
+                    reps = fcache.get(key)
+                    if reps is None:
+                        reps = fcache[key] = order_nb(moves(legal, hand, present), t0, want)
+                else:
+                    reps = order_nb(moves(legal, hand, present), t0, want)
             else:
                 reps = (legal.bit_length() - 1,)
-            bm = higher[win]
-            nxt = NEXT[seat]
             for c in reps:
                 if nodes >= limit:
                     tick()
                 nodes += 1
                 hands[seat] = hand ^ (1 << c)
-                if n == 1:
-                    if bm >> c & 1:
-                        r = nb_follow(hands, nxt, 2, t0, c, c, seat, done)
-                    else:
-                        r = nb_follow(hands, nxt, 2, t0, c, win, ws, done)
+                if hi >> c & 1:
+                    r = nb_third(hands, nxt, t0, c, c, seat, done)
                 else:
-                    taker = seat if bm >> c & 1 else ws
-                    if (taker == actor) != durch:
-                        r = False  # betl: the actor took a trick; durch: he lost one
-                    elif done == 9:
-                        r = True
-                    else:
-                        r = nb_trick(hands, taker, done + 1)
+                    r = nb_third(hands, nxt, t0, c, t0, ws, done)
                 hands[seat] = hand
+                if r == mine:
+                    return r
+            return not mine
+
+        def nb_third(hands, seat, t0, t1, win, ws, done):
+            """The last card of a trick: the trick's outcome, then the next trick start (table written out)."""
+            nonlocal nodes
+            hand = hands[seat]
+            same = hand & suit[t0 >> 3]
+            hi = higher[win]
+            legal = ((same & hi) or same) if same else hand
+            mine = seat == actor
+            if mine:
+                legal &= hi if durch else ~hi
+                if not legal:
+                    return False
+            if legal & (legal - 1):
+                present = hands[0] | hands[1] | hands[2] | (1 << t0) | (1 << t1)
+                want = mine if durch else True
+                sh = ((legal & -legal).bit_length() - 1) & 24
+                m = legal >> sh
+                if m < 256:
+                    key = m | (present >> sh & 255) << 8 | sh << 21 | win << 26 | want << 31
+                    reps = fcache.get(key)
+                    if reps is None:
+                        reps = fcache[key] = order_nb(moves(legal, hand, present), win, want)
+                else:
+                    reps = order_nb(moves(legal, hand, present), win, want)
+            else:
+                reps = (legal.bit_length() - 1,)
+            last = done == 9
+            for c in reps:
+                if nodes >= limit:
+                    tick()
+                nodes += 1
+                taker = seat if hi >> c & 1 else ws
+                if (taker == actor) != durch:
+                    r = False  # betl: the actor took a trick; durch: he lost one
+                elif last:
+                    r = True
+                else:
+                    hands[seat] = hand ^ (1 << c)
+                    key = (hands[0], hands[1], hands[2], taker)
+                    r = table.get(key)
+                    if r is None:
+                        r = table[key] = settled(hands, taker) or nb_lead(hands, taker, done + 1)
+                    hands[seat] = hand
                 if r == mine:
                     return r
             return not mine
@@ -892,11 +943,11 @@ class Solver:
                 tick()
             nodes += 1
             if n == 0:
-                return nb_follow(hands, NEXT[seat], 1, c, -1, c, seat, done)
+                return nb_second(hands, NEXT[seat], c, seat, done)
             if higher[win] >> c & 1:
                 win, ws = c, seat
             if n == 1:
-                return nb_follow(hands, NEXT[seat], 2, t0, c, win, ws, done)
+                return nb_third(hands, NEXT[seat], t0, c, win, ws, done)
             if (ws == actor) != durch:
                 return False
             if done == 9:
