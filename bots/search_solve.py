@@ -132,6 +132,21 @@ OBERS = sum(1 << (s * 8 + OBER) for s in range(4))
 _MOVES_CACHE: tuple[dict, dict] = ({}, {})
 #: ordered classes of a follower's and of a leader's cards, by (game kind, trump suit)
 _ORDER_CACHE: dict = {}
+#: a suit's shape in betl and durch by its cards in the three hands (see Solver._build)
+_SUIT_SHAPE: dict = {}
+
+
+def _suit_shape(k: int) -> int:
+    """The owners (1-3) of a suit's cards still out, low to high, as base-4 digits:
+    ``k`` holds the suit's 8 bits of hand 0, 1 and 2 at bits 0, 8 and 16."""
+    p = 0
+    i = 0
+    for r in range(8):
+        for seat in range(3):
+            if k >> (8 * seat + r) & 1:
+                p |= (seat + 1) << (2 * i)
+                i += 1
+    return p
 
 
 class Solver:
@@ -768,8 +783,26 @@ class Solver:
                         return False
             return True
 
+        # The table of betl/durch trick starts is keyed by the position's shape: without points,
+        # trumps or hlášky only the order of the cards still out matters, and no suit differs
+        # from another; so each suit is the sequence of the owners of its cards still out, low
+        # to high (a base-4 number), and the key is the leader and the sorted suits.
+        shape = _SUIT_SHAPE
+
+        def nb_key(hands, leader):
+            h0, h1, h2 = hands
+            ps = []
+            for sh in (0, 8, 16, 24):
+                k = (h0 >> sh & 255) | (h1 >> sh & 255) << 8 | (h2 >> sh & 255) << 16
+                p = shape.get(k)
+                if p is None:
+                    p = shape[k] = _suit_shape(k)
+                ps.append(p)
+            ps.sort()
+            return leader | ps[0] << 2 | ps[1] << 18 | ps[2] << 34 | ps[3] << 50
+
         def nb_trick(hands, leader, done):
-            key = (hands[0], hands[1], hands[2], leader)
+            key = nb_key(hands, leader)
             r = table.get(key)
             if r is None:
                 r = table[key] = settled(hands, leader) or nb_lead(hands, leader, done)
@@ -927,7 +960,7 @@ class Solver:
                     r = True
                 else:
                     hands[seat] = hand ^ (1 << c)
-                    key = (hands[0], hands[1], hands[2], taker)
+                    key = nb_key(hands, taker)
                     r = table.get(key)
                     if r is None:
                         r = table[key] = settled(hands, taker) or nb_lead(hands, taker, done + 1)
