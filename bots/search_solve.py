@@ -791,13 +791,23 @@ class Solver:
 
         def nb_key(hands, leader):
             h0, h1, h2 = hands
-            ps = []
-            for sh in (0, 8, 16, 24):
-                k = (h0 >> sh & 255) | (h1 >> sh & 255) << 8 | (h2 >> sh & 255) << 16
-                p = shape.get(k)
-                if p is None:
-                    p = shape[k] = _suit_shape(k)
-                ps.append(p)
+            k = (h0 & 255) | (h1 & 255) << 8 | (h2 & 255) << 16
+            a = shape.get(k)
+            if a is None:
+                a = shape[k] = _suit_shape(k)
+            k = (h0 >> 8 & 255) | (h1 >> 8 & 255) << 8 | (h2 >> 8 & 255) << 16
+            b = shape.get(k)
+            if b is None:
+                b = shape[k] = _suit_shape(k)
+            k = (h0 >> 16 & 255) | (h1 >> 16 & 255) << 8 | (h2 >> 16 & 255) << 16
+            c = shape.get(k)
+            if c is None:
+                c = shape[k] = _suit_shape(k)
+            k = (h0 >> 24) | (h1 >> 24) << 8 | (h2 >> 24) << 16
+            d = shape.get(k)
+            if d is None:
+                d = shape[k] = _suit_shape(k)
+            ps = [a, b, c, d]
             ps.sort()
             return leader | ps[0] << 2 | ps[1] << 18 | ps[2] << 34 | ps[3] << 50
 
