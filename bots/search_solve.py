@@ -16,7 +16,16 @@ Speed: alpha-beta over bitmask hands with a transposition table at trick starts
 (keyed by the hands, the leader and the score so far), the table's best move
 tried first, cheap move ordering, and equivalent cards merged (two cards of one
 hand that no other remaining card separates in their suit, with equal points and
-no hláška or trump-seven role, are one move).
+no hláška or trump-seven role, are one move).  The search is written for pure
+Python (issue 28): one function per place in the trick with the legal cards and
+the ordering written out, per-card tables, the ordered classes of a suit
+memoised; trump games search exactly the tree the first version searched (the
+same values and the same node counts, so a node budget stops at the same place).
+Betl and durch are won/lost searches: the actor's cards that would decide the
+trick against him are not searched, and the table of trick starts is keyed by
+the position's shape (the owners of each suit's cards still out, suits sorted),
+so relabelled positions share an entry; :func:`nb_wins` answers "does the actor
+win" from a trick start, stopping at the first winning card.
 
 A solve may be cut short by a budget in nodes or time (:class:`Budget`); a solve
 that finishes is exact.
