@@ -19,13 +19,14 @@ hand that no other remaining card separates in their suit, with equal points and
 no hláška or trump-seven role, are one move).  The search is written for pure
 Python (issue 28): one function per place in the trick with the legal cards and
 the ordering written out, per-card tables, the ordered classes of a suit
-memoised; trump games search exactly the tree the first version searched (the
-same values and the same node counts, so a node budget stops at the same place).
-Betl and durch are won/lost searches: the actor's cards that would decide the
-trick against him are not searched, and the table of trick starts is keyed by
-the position's shape (the owners of each suit's cards still out, suits sorted),
-so relabelled positions share an entry; :func:`nb_wins` answers "does the actor
-win" from a trick start, stopping at the first winning card.
+memoised.  The transposition table is keyed by the position's shape: in a
+trump game each suit as the owners and classes (no points, ten or ace, king or
+ober with its partner, trump seven) of its cards still out, the plain suits
+sorted; in betl and durch each suit as the owners of its cards still out, all
+suits sorted; so positions that differ only in cards nothing can tell apart
+share an entry.  Betl and durch are won/lost searches, and the actor's cards that
+would decide the trick against him are not searched; :func:`nb_wins` answers
+"does the actor win" from a trick start, stopping at the first winning card.
 
 A solve may be cut short by a budget in nodes or time (:class:`Budget`); a solve
 that finishes is exact.
@@ -141,6 +142,35 @@ OBERS = sum(1 << (s * 8 + OBER) for s in range(4))
 _MOVES_CACHE: tuple[dict, dict] = ({}, {})
 #: ordered classes of a follower's and of a leader's cards, by (game kind, trump suit)
 _ORDER_CACHE: dict = {}
+#: a suit's shape in a trump game, (trump suit, other suits), by its cards in the three hands
+_TRUMP_SHAPE: tuple[dict, dict] = ({}, {})
+#: the ranks in the trump games' order, low to high
+_TRUMP_RANKS = tuple(sorted(range(8), key=lambda r: TRUMP_ORDER[r]))
+
+
+def _trump_suit_shape(k: int, trump_suit: bool) -> int:
+    """A suit's cards still out in a trump game, low to high, as base-16 digits of
+    owner × 5 + class (1: no points, 2: ten or ace, 3: king or ober with its partner
+    in the same hand, 4: the trump seven); ``k`` holds the suit's 8 bits of hand 0,
+    1 and 2 at bits 0, 8 and 16."""
+    p = 0
+    i = 0
+    for r in _TRUMP_RANKS:
+        for seat in range(3):
+            if k >> (8 * seat + r) & 1:
+                if trump_suit and r == SEVEN:
+                    cls = 4
+                elif r == TEN or r == ACE:
+                    cls = 2
+                elif (r == KING or r == OBER) and k >> (8 * seat + (r ^ 3)) & 1:
+                    cls = 3
+                else:
+                    cls = 1
+                p |= (seat * 5 + cls) << (4 * i)
+                i += 1
+    return p
+
+
 #: a suit's shape in betl and durch by its cards in the three hands (see Solver._build)
 _SUIT_SHAPE: dict = {}
 
@@ -445,9 +475,46 @@ class Solver:
                 v = leaf_memo[key] = trump_settle(game, ap, dp, a_hl, d_hl, sil, lost)
             return v
 
+        # The transposition table of trump games is keyed by the position's shape: each suit
+        # as the sequence of its cards still out, low to high, each card as its owner and its
+        # class (no points, ten or ace, king or ober whose partner is in the same hand, the
+        # trump seven); the trump suit first, the others sorted (they differ in nothing).
+        # Cards are relabelled only where nothing can tell them apart: the order, the points,
+        # the hlášky still possible and the seven are kept.  With the leader, the actor's card
+        # points (the defence's follow from the cards out) and the hláška state.
+        tsh = (trump or 0) * 8
+        psh0, psh1, psh2 = tuple(s * 8 for s in range(4) if s * 8 != tsh)
+        tshape, pshape = _TRUMP_SHAPE
+
+        def tkey(hands, leader, ap, hs):
+            h0, h1, h2 = hands
+            k = (h0 >> tsh & 255) | (h1 >> tsh & 255) << 8 | (h2 >> tsh & 255) << 16
+            t = tshape.get(k)
+            if t is None:
+                t = tshape[k] = _trump_suit_shape(k, True)
+            k = (h0 >> psh0 & 255) | (h1 >> psh0 & 255) << 8 | (h2 >> psh0 & 255) << 16
+            a = pshape.get(k)
+            if a is None:
+                a = pshape[k] = _trump_suit_shape(k, False)
+            k = (h0 >> psh1 & 255) | (h1 >> psh1 & 255) << 8 | (h2 >> psh1 & 255) << 16
+            b = pshape.get(k)
+            if b is None:
+                b = pshape[k] = _trump_suit_shape(k, False)
+            k = (h0 >> psh2 & 255) | (h1 >> psh2 & 255) << 8 | (h2 >> psh2 & 255) << 16
+            c = pshape.get(k)
+            if c is None:
+                c = pshape[k] = _trump_suit_shape(k, False)
+            if a > b:
+                a, b = b, a
+            if b > c:
+                b, c = c, b
+                if a > b:
+                    a, b = b, a
+            return (leader, ap, hs, t, a, b, c)
+
         def trick(hands, leader, done, ap, dp, hs, alpha, beta):
             """A trick start: the transposition table is consulted and filled here."""
-            key = (hands[0], hands[1], hands[2], leader, ap, hs)
+            key = tkey(hands, leader, ap, hs)
             entry = table.get(key)
             first = -1
             if entry is not None:
@@ -675,7 +742,7 @@ class Solver:
                     else:
                         a2, d2 = ap, dp + tp
                     # a trick start: the transposition table is consulted and filled here (trick(), written out)
-                    key = (hands[0], hands[1], hands[2], nws, a2, h)
+                    key = tkey(hands, nws, a2, h)
                     entry = table.get(key)
                     if entry is None:
                         v, move = lead(hands, nws, done1, a2, d2, h, alpha, beta, -1)
