@@ -6,10 +6,14 @@ from __future__ import annotations
 from protocol.sdk import Bot
 
 BUILTIN = ("random", "robot", "search")
+#: the search bot's default limit per decision: the most CPU milliseconds any one
+#: decision may take (card plays take a share of it, so the mean is about a third)
+SEARCH_MS = 300.0
 
 
-def make(name: str, seed: int | str = 0, *, ms: float = 100.0, nodes: int | None = None) -> Bot:
-    """A fresh built-in bot by name (``ms``/``nodes``: the search bot's budget per decision)."""
+def make(name: str, seed: int | str = 0, *, ms: float = SEARCH_MS, nodes: int | None = None) -> Bot:
+    """A fresh built-in bot by name (``ms``/``nodes``: the search bot's limit per decision, in CPU
+    milliseconds or in solver nodes)."""
     if name == "random":
         from .random_bot import RandomBot
         return RandomBot(seed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import BUILTIN, make
+from . import BUILTIN, SEARCH_MS, make
 from protocol.sdk import run
 
 
@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bots", description="Run a built-in bot on stdin/stdout (protocol/PROTOCOL.md).")
     parser.add_argument("name", choices=BUILTIN, help="the built-in bot")
     parser.add_argument("--seed", default="0", help="seed of the bot's own random choices (random, search)")
-    parser.add_argument("--ms", type=_positive(float), default=100.0, help="search: time budget per decision in milliseconds (default 100)")
+    parser.add_argument("--ms", type=_positive(float), default=SEARCH_MS, help=f"search: the most CPU time any one decision may take, in milliseconds (default {SEARCH_MS:g}; card plays take a share of it, bidding up to all)")
     parser.add_argument("--nodes", type=_positive(int), default=None, help="search: budget per decision in solver nodes instead of time (reproducible)")
     args = parser.parse_args(argv)
     return run(make(args.name, seed=args.seed, ms=args.ms, nodes=args.nodes))

@@ -19,9 +19,15 @@ bot, and is deterministic given its seed and a budget in nodes.
   the robot's policy as the model of the table; the robot's own choice stands
   unless another beats it clearly.
 
-Time: ``ms`` per decision (default 100) is kept by a deadline checked inside
-the solver; with ``nodes`` the budget is counted in solver nodes only and the
-bot reproduces its decisions exactly.
+Time: ``ms`` (default :data:`bots.SEARCH_MS`) is the most CPU time any one
+decision may take, kept by a deadline on the bot's own CPU clock checked inside
+the solver (a busy machine slows the bot's answers, not its play).  Bidding
+decisions may use all of it; card plays take a share (:data:`PLAY_SHARE`), so the
+mean over a partie is about a third of ``ms``.  A second deadline on the wall
+clock, at :data:`WALL_FACTOR` × ``ms``, ends a decision that the machine starves
+of CPU.  With ``nodes`` the budget is counted in solver nodes (a play-out as a
+fixed number of them) and the bot reproduces its decisions exactly, whatever
+the machine's load.
 """
 
 from __future__ import annotations
@@ -31,16 +37,20 @@ import time
 
 from protocol.sdk import Bot
 
-from . import search_bid, search_rollout
+from . import SEARCH_MS, search_bid, search_rollout
 from .robot import Robot
 from .robot_info import CODE, NAME, Info
 from .robot_play import choose_card
 from .search_solve import Budget, Game, OutOfNodes, Position, Solver
 from .search_worlds import Knowledge, lost_early
 
-#: solver nodes per millisecond assumed when only a time budget is given (a
-#: conservative figure for pure Python on a loaded machine; the deadline still rules)
-NODES_PER_MS = 150
+#: solver nodes per CPU millisecond assumed when only a time budget is given (a
+#: cap above what pure Python reaches, so that the CPU deadline rules)
+NODES_PER_MS = 1000
+#: a decision ends at this many times ``ms`` of wall time, whatever CPU it had
+WALL_FACTOR = 1.5
+#: the CPU deadline is set this far into a decision's share, leaving room to answer
+DEADLINE_SHARE = 0.9
 MAX_WORLDS = 40
 #: sampled worlds whose hands do not explain the others' bids (as the robot
 #: bids) are drawn again, up to this many in a decision
@@ -49,13 +59,13 @@ MAX_REJECT = 60
 #: trump game's 7 tricks cost ~25k nodes a world, a betl's 9 ~24k: not a world
 #: fits a budget; a durch from its first trick ~1.2k)
 EXACT_TRICKS = {"barva": 6, "betl": 8, "durch": 10}
-#: share of the decision budget a card play spends, by tricks left under that
-#: limit (0: the first searched trick, which costs most a world; bidding
-#: decisions spend more, see search_bid)
-PLAY_SHARE = {0: 1.6, 1: 1.0}
-PLAY_SHARE_LATE = 0.8
+#: share of ``ms`` a card play spends, by tricks left under that limit (0: the
+#: first searched trick, which costs most a world; bidding decisions spend up
+#: to all of ``ms``, see search_bid)
+PLAY_SHARE = {0: 0.55, 1: 0.35}
+PLAY_SHARE_LATE = 0.27
 #: share of a card play before that (play-outs with the robot's policy, :mod:`bots.search_rollout`); 0: the robot's card
-ROLLOUT_SHARE = 0.8
+ROLLOUT_SHARE = 0.27
 #: fewer solved worlds than this do not overrule the robot's card
 MIN_PLAY_WORLDS = 3
 
@@ -64,7 +74,7 @@ class SearchBot(Bot):
     name = "search"
     version = "1"
 
-    def __init__(self, seed: int | str = 0, ms: float = 100.0, nodes: int | None = None, bid: bool = True):
+    def __init__(self, seed: int | str = 0, ms: float = SEARCH_MS, nodes: int | None = None, bid: bool = True):
         self.seed = seed
         self.bid = bid  # False: bid and raise as the robot does (to measure what bidding by search adds)
         self.ms = float(ms)
@@ -75,10 +85,13 @@ class SearchBot(Bot):
 
     # ------------------------------------------------------------ budget and randomness
     def budget(self, share: float = 1.0) -> Budget:
+        """The budget of a decision that may spend ``share`` (at most 1) of ``ms``."""
+        share = min(share, 1.0)
         if self.nodes is not None:
             return Budget(nodes=int(self.nodes * share))
         ms = self.ms * share
-        return Budget(nodes=int(ms * NODES_PER_MS), deadline=time.perf_counter() + ms / 1000.0 * 0.9)
+        return Budget(nodes=int(ms * NODES_PER_MS), deadline=time.process_time() + ms / 1000.0 * DEADLINE_SHARE,
+                      wall=time.perf_counter() + self.ms * WALL_FACTOR / 1000.0)
 
     def rng(self, view: dict, decision: str) -> random.Random:
         """A generator seeded by the bot's seed and what the seat has seen, so a
@@ -179,7 +192,7 @@ class SearchBot(Bot):
                 continue
             pos = Position(hands=[world[p] if p != know.me else know.info.hand for p in range(3)], **pos0)
             left = budget.left()
-            sub = Budget(nodes=min(per_world, left) if left is not None else per_world, deadline=budget.deadline)
+            sub = budget.part(min(per_world, left) if left is not None else per_world)
             try:
                 vals = solver.solve(pos, sub)
             except OutOfNodes:

@@ -45,31 +45,34 @@ from referee.rules.partie import deck_from_hands
 from . import robot_bid as rbid
 from .robot import Robot
 from .robot_info import AX_MASK, BSTR, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
+from .search_solve import Budget, Game, OutOfNodes, Solver, game_of_deal, position_of_deal
 from .search_worlds import TALON, Constraints, sample
 
 #: a candidate must beat the robot's choice by this many standard errors ...
 MARGIN = 1.0
 #: ... and by this many groše (each defender's payment scale) on average
 MIN_GAIN = 0.25
-#: budget of a bidding decision, in decisions' budgets (the mean stays low: most
-#: decisions in a deal are card plays, and the first tricks are cheap)
-BID_SHARE = 3.0
-#: budget of the trump choice, in decisions' budgets (once a deal, by the forhont)
-TRUMP_SHARE = 2.5
+#: share of the bot's ``ms`` a bidding decision may spend (the mean stays low:
+#: most decisions in a deal are card plays, and the first tricks are cheap)
+BID_SHARE = 1.0
+#: share of ``ms`` of the trump choice (once a deal, by the forhont)
+TRUMP_SHARE = 0.85
 #: solver nodes one play-out is counted as, for a budget given in nodes
 ROLLOUT_NODES = 1500
-MIN_WORLDS = 6
-#: fewer worlds than this never overrule the robot; a loaded machine may take until HARD_S seconds to reach them
+#: the most nodes one exact solve of a betl or durch in a bidding world may take
+NB_SOLVE_NODES = 60_000
+#: fewer worlds than this never overrule the robot
 MIN_SWITCH = 4
 #: worlds whose hands do not explain the others' bids are drawn again, up to this many in a decision
 MAX_REJECT = 200
-HARD_S = 0.7
 #: an answer is played out only when the hand's betl or durch chance reaches these
 ANSWER_BETL = 0.2
 ANSWER_DURCH = 0.4
 MAX_WORLDS = 100
 
 _ROBOT = Robot()
+#: the games settled as won or lost by one side's tricks (R7.11): solved exactly when bidding
+NB_GAMES = ("betl", "durch")
 
 
 # ---------------------------------------------------------------- decisions
@@ -94,19 +97,10 @@ def choose_trump(bot, view, legal):
     me = view["seat"]
     unseen = [c for c in range(32) if not hand >> c & 1]
     budget = bot.budget(TRUMP_SHARE)
-    if bot.nodes is not None:
-        max_worlds = max(MIN_WORLDS, min(MAX_WORLDS, budget.nodes // (ROLLOUT_NODES * len(cands))))
-        deadline = None
-    else:
-        max_worlds, deadline = MAX_WORLDS, budget.deadline
-    hard = time.perf_counter() + HARD_S
+    outcome = Outcomes(bot, budget)
     scores: dict[str, list[int]] = {c: [] for c in cands}
     worlds = 0
-    while worlds < max_worlds:
-        if deadline is not None:
-            now = time.perf_counter()
-            if (worlds >= MIN_SWITCH and now >= deadline) or now >= hard:
-                break
+    while worlds < MAX_WORLDS and not budget.exhausted():
         rng.shuffle(unseen)
         hands = {me: [CARDS[c] for c in first7 + unseen[:5]],
                  (me + 1) % 3: [CARDS[c] for c in unseen[5:15]],
@@ -115,7 +109,7 @@ def choose_trump(bot, view, legal):
         for c in cands:
             d = Deal(deck, me)
             d.apply(c)
-            scores[c].append(robot_play_out(d, me))
+            scores[c].append(outcome(d, me))
         worlds += 1
     bot.stats["trump_worlds"] = bot.stats.get("trump_worlds", 0) + worlds
     if worlds < MIN_SWITCH:
@@ -178,20 +172,10 @@ def _by_rollouts(bot, view, legal, prior, cands):
     rng = bot.rng(view, view["phase"])
     me = view["seat"]
     budget = bot.budget(BID_SHARE)
-    if bot.nodes is not None:
-        max_worlds = max(MIN_WORLDS, min(MAX_WORLDS, budget.nodes // (ROLLOUT_NODES * len(cands))))
-        deadline = None
-    else:
-        max_worlds = MAX_WORLDS
-        deadline = budget.deadline
+    outcome = Outcomes(bot, budget)
     scores: dict[str, list[int]] = {c: [] for c in cands}
     worlds = rejected = 0
-    hard = time.perf_counter() + HARD_S
-    while worlds < max_worlds:
-        if deadline is not None:
-            now = time.perf_counter()
-            if (worlds >= MIN_SWITCH and now >= deadline) or now >= hard:
-                break
+    while worlds < MAX_WORLDS and not budget.exhausted():
         world = sample(k, rng)
         if world is None:
             break
@@ -202,8 +186,14 @@ def _by_rollouts(bot, view, legal, prior, cands):
             if rejected > MAX_REJECT:
                 break
             continue
-        got = [_rollout(view, world, c, me, seed) for c in cands]
-        if None in got:
+        got = []
+        for c in cands:
+            d = replay(view, world, random.Random(seed))
+            if d is None:
+                break
+            d.apply(c)
+            got.append(outcome(d, me))
+        if len(got) < len(cands):
             break
         for c, v in zip(cands, got):
             scores[c].append(v)
@@ -248,15 +238,6 @@ def _actor_after(view, cand):
     return view["forhont"]
 
 
-def _rollout(view, world, cand: str, me: int, seed: int) -> int | None:
-    """Rebuild the deal in ``world``, apply ``cand`` and play it out with the robot's policy."""
-    d = replay(view, world, random.Random(seed))
-    if d is None:
-        return None
-    d.apply(cand)
-    return robot_play_out(d, me)
-
-
 def robot_play_out(d: Deal, me: int) -> int:
     """Play ``d`` to its end with the robot's policy at every seat; the groše of seat ``me``."""
     robot = _ROBOT
@@ -270,6 +251,66 @@ def robot_play_out(d: Deal, me: int) -> int:
         choice = robot.decide(d.decision, d.view(seat), texts)
         d.apply(legal[texts.index(choice)])
     return d.result.payments[me]
+
+
+class Outcomes:
+    """The groše a bidding candidate brings in one world: ``outcome(deal, me)``.
+
+    The rest of the bidding is played with the robot's policy (its raising is
+    exact, R11).  A betl or durch reached is then *solved* with every hand known
+    (:mod:`bots.search_solve`): a robot's defence lets too many betls through, so
+    play-outs overrated them (the declarer won a third of the betls it chose that
+    way); the exact solve gives the defence its best play, which is close to
+    what a table does once the declarer's cards show.  A trump game is played
+    out with the robot's policy.  The solves share ``budget``; a solve cut short
+    by it falls back to the play-out for that world (counted in the bot's
+    ``stats["nb_unsolved"]``).  In a node budget a play-out counts as
+    :data:`ROLLOUT_NODES` nodes and a solve as the nodes it took.
+    """
+
+    def __init__(self, bot, budget: Budget):
+        self.bot = bot
+        self.budget = budget
+        self.solvers: dict[Game, Solver] = {}
+
+    def __call__(self, d: Deal, me: int) -> int:
+        robot = _ROBOT
+        while not d.done:
+            if d.phase == "play" and d.game in NB_GAMES:
+                value = self.solve(d)
+                if value is not None:
+                    return 2 * value if me == d.actor else -value
+                break
+            legal = d.legal_actions()
+            texts = [a.code for a in legal]
+            if len(texts) == 1:
+                d.apply(legal[0])
+                continue
+            d.apply(legal[texts.index(robot.decide(d.decision, d.view(d.to_move), texts))])
+        if self.bot.nodes is not None:
+            self.budget.used += ROLLOUT_NODES
+        return robot_play_out(d, me)
+
+    def solve(self, d: Deal) -> int | None:
+        """What each defender pays the actor in ``d`` (a betl or durch about to be
+        played) under perfect play, or ``None`` when the budget ran out first."""
+        game = game_of_deal(d)
+        solver = self.solvers.get(game)
+        if solver is None:
+            solver = self.solvers[game] = Solver(game)
+        left = self.budget.left()
+        cap = NB_SOLVE_NODES if left is None else max(0, min(NB_SOLVE_NODES, left))
+        sub = self.budget.part(cap)
+        stats = self.bot.stats
+        try:
+            values = solver.solve(position_of_deal(d), sub)
+        except OutOfNodes:
+            stats["nb_unsolved"] = stats.get("nb_unsolved", 0) + 1
+            return None
+        finally:
+            self.budget.used += sub.used
+        stats["nb_solved"] = stats.get("nb_solved", 0) + 1
+        return max(values.values()) if d.to_move == d.actor else min(values.values())
 
 
 # ---------------------------------------------------------------- worlds for bidding

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from referee.rules.cards import ACE, BETL_ORDER, HIGHER_BETL, HIGHER_TRUMP, KING, OBER, SEVEN, SUIT_MASKS, TEN, TRUMP_ORDER
 
@@ -52,13 +53,18 @@ class OutOfNodes(Exception):
 
 @dataclass
 class Budget:
-    """What the solves of one decision may spend: ``nodes`` (``None``: unlimited)
-    and a ``deadline`` on :func:`time.perf_counter` (``None``: none).  A budget in
-    nodes alone makes the result reproducible."""
+    """What the solves of one decision may spend: ``nodes`` (``None``: unlimited),
+    a ``deadline`` on ``clock`` (default :func:`time.process_time`, the CPU time
+    of this process, so that a busy machine does not make the bot weaker) and a
+    ``wall`` deadline on :func:`time.perf_counter` that stops a decision even when
+    the machine gives it little CPU.  A budget in nodes alone makes the result
+    reproducible."""
 
     nodes: int | None = None
     deadline: float | None = None
     used: int = 0
+    wall: float | None = None
+    clock: Callable[[], float] = time.process_time
 
     def left(self) -> int | None:
         return None if self.nodes is None else self.nodes - self.used
@@ -66,7 +72,16 @@ class Budget:
     def exhausted(self) -> bool:
         if self.nodes is not None and self.used >= self.nodes:
             return True
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return self.timed_out()
+
+    def timed_out(self) -> bool:
+        if self.deadline is not None and self.clock() >= self.deadline:
+            return True
+        return self.wall is not None and time.perf_counter() >= self.wall
+
+    def part(self, nodes: int | None) -> "Budget":
+        """A budget for one solve: at most ``nodes`` more, the same deadlines."""
+        return Budget(nodes=nodes, deadline=self.deadline, wall=self.wall, clock=self.clock)
 
 
 @dataclass(frozen=True)
@@ -312,7 +327,7 @@ class Solver:
             self.table.clear()
         start = self._count()
         left = budget.left() if budget is not None else None
-        self._arm(INF * INF if left is None else start + max(0, left), budget.deadline if budget is not None else None)
+        self._arm(INF * INF if left is None else start + max(0, left), _timer(budget))
         hands = list(pos.hands)
         seat = pos.to_move
         trick_cards = [c for _s, c in pos.trick]
@@ -384,7 +399,7 @@ class Solver:
             self.table.clear()
         start = self._count()
         left = budget.left() if budget is not None else None
-        self._arm(INF * INF if left is None else start + max(0, left), budget.deadline if budget is not None else None)
+        self._arm(INF * INF if left is None else start + max(0, left), _timer(budget))
         hands = list(hands)
         done = 10 - (hands[0] | hands[1] | hands[2]).bit_count() // 3
         try:
@@ -446,21 +461,20 @@ class Solver:
         nodes = 0
         limit = INF
         cap = INF
-        deadline = None
-        perf = time.perf_counter
+        timer = None  # the budget whose deadlines the current solve checks
 
         def count():
             return nodes
 
-        def arm(new_cap, new_deadline):
-            nonlocal cap, deadline, limit
-            cap, deadline = new_cap, new_deadline
+        def arm(new_cap, new_timer):
+            nonlocal cap, timer, limit
+            cap, timer = new_cap, new_timer
             limit = min(cap, nodes + 512)
 
         def tick():
             """Every 512 nodes: stop when the nodes or the time of the budget are spent."""
             nonlocal limit
-            if nodes >= cap or (deadline is not None and perf() >= deadline):
+            if nodes >= cap or (timer is not None and timer.timed_out()):
                 raise OutOfNodes()
             limit = min(cap, nodes + 512)
 
@@ -1075,6 +1089,11 @@ class Solver:
 
         self._nb_play = nb_play
         self._nb_trick = nb_trick
+
+
+def _timer(budget: Budget | None) -> Budget | None:
+    """The budget whose deadlines a solve checks (``None``: it has none)."""
+    return budget if budget is not None and (budget.deadline is not None or budget.wall is not None) else None
 
 
 def nb_wins(game: Game, hands, leader: int, budget: Budget | None = None) -> bool:

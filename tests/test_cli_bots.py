@@ -20,6 +20,9 @@ def test_strength_through_the_referee_equals_the_in_process_report():
     assert [r["groše"] for r in programs["results"]] == [r["groše"] for r in inproc["results"]]
     assert [r["bot"] for r in programs["results"]] == ["a", "b", "c"]
     assert all(r["faults"] == 0 and r["partie"] == 3 for r in programs["results"])
+    # and the same declarations, game by game (--by-contract), read from the referee's partie
+    strip = [[(r["game"], r["declared"], r["won"], r["mean"]) for r in rep["contracts"]] for rep in (inproc, programs)]
+    assert strip[0] == strip[1] and sum(r[1] for r in strip[0]) == 3 * 12
 
 
 def test_strength_counts_the_faults_of_a_faulty_program(tmp_path):

@@ -10,6 +10,8 @@ from typing import List, Optional
 import typer
 from tabulate import tabulate
 
+from bots import SEARCH_MS
+
 from ..matches.bounds import (MAX_BANK_MS, MAX_CONCURRENCY, MAX_FAULTS, MAX_INCREMENT_MS, MAX_MOVE_MS, MAX_PARTIE,
                      MAX_SEED_CHARS, MAX_SERIES, MAX_STARTUP_MS)
 
@@ -580,9 +582,10 @@ def strength(
     startup_time: int = typer.Option(10000, "--startup-time", min=1, max=MAX_STARTUP_MS, help="Time to start and answer hello in ms (programs only)."),
     seed: Optional[str] = typer.Option(None, help="Seed of the decks (deck D shuffles with strength:SEED:D). Default 1: public, the same decks every run (the report is reproducible); give another to vary them."),
     permutations: bool = typer.Option(False, "--permutations", help="Play all 6 seat permutations per deck instead of the 3 rotations."),
-    ms: float = typer.Option(100.0, "--ms", min=1, help="search: time budget per decision in milliseconds."),
+    ms: float = typer.Option(SEARCH_MS, "--ms", min=1, help="search: the most CPU time any one decision may take, in ms (card plays take a share of it, bidding up to all; a wall-clock stop at 1.5 times it)."),
     nodes: Optional[int] = typer.Option(None, "--nodes", min=1, help="search: budget per decision in solver nodes instead of time (the report reproduces exactly)."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=0, max=MAX_CONCURRENCY, help="Processes playing partie at once (0: one per CPU); the report is the same as with -j 1 (times per decision aside)."),
+    by_contract: bool = typer.Option(False, "--by-contract", help="Also print, per bot and game (hra, sedma, sto, sto-sedma, betl, durch), how often it declared it, how often it won and the mean groše per declaration (always in --json)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
@@ -628,6 +631,9 @@ def strength(
         typer.echo(f"{report['partie']} partie: {report['decks']} decks x {report['seatings']}, seed {report['seed']}"
                    + (" (public default)" if default_seed else ""))
         typer.echo(tabulate(strength_mod.table_rows(report), headers="keys", tablefmt="simple"))
+        if by_contract:
+            typer.echo("\ndeclarations (won: the declarer's net payment is positive; groše to the declarer)")
+            typer.echo(tabulate(strength_mod.contract_table_rows(report), headers="keys", tablefmt="simple"))
     if partial:
         raise typer.Exit(130)
 
@@ -637,7 +643,7 @@ def strength(
 def bot_cmd(
     name: str = typer.Argument(..., help="Built-in bot: random, robot or search."),
     seed: str = typer.Option("0", help="Seed of the bot's own random choices (random, search)."),
-    ms: float = typer.Option(100.0, "--ms", min=1, help="search: time budget per decision in milliseconds."),
+    ms: float = typer.Option(SEARCH_MS, "--ms", min=1, help="search: the most CPU time any one decision may take, in ms (card plays take a share of it, bidding up to all; a wall-clock stop at 1.5 times it)."),
     nodes: Optional[int] = typer.Option(None, "--nodes", min=1, help="search: budget per decision in solver nodes instead of time (decisions reproduce exactly)."),
 ):
     """Run a built-in bot as a protocol process on stdin/stdout (see protocol/PROTOCOL.md)."""

@@ -10,6 +10,8 @@ from typing import List, Optional
 import typer
 from tabulate import tabulate
 
+from bots import SEARCH_MS
+
 from . import sandbox_mode
 
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed measured in one run, printed as figures.")
@@ -74,7 +76,7 @@ def bench_validate(
 def bench_search(
     positions: int = typer.Option(12, help="Positions solved per number of tricks left (and for betl, durch)."),
     partie: int = typer.Option(1, help="Partie the search bot plays against two robots for the per-decision figures."),
-    ms: float = typer.Option(100.0, "--ms", min=1, help="The bot's time budget per decision in that partie."),
+    ms: float = typer.Option(SEARCH_MS, "--ms", min=1, help="The bot's limit per decision in that partie (CPU ms, as search --ms)."),
     seed: int = typer.Option(1, help="Seed of the positions and partie."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", dir_okay=False, exists=True,
                                             help="An old solver module (e.g. tests/reference_solver.py) solving the same positions in the same run: its CPU per solve and the speed-up are reported, and the values must agree."),

@@ -45,26 +45,17 @@ class Seat(Protocol):
     def pid(self) -> int | None: ...
 
 
-class InProcessSeat:
-    """A :class:`protocol.sdk.Bot` object behind the :class:`Seat` interface.
+class ProcesslessSeat:
+    """The parts of the :class:`Seat` interface that a seat with no process of its own
+    shares: started once, closed or killed by a flag, no stderr, no pid."""
 
-    Every line is decoded as a bot would decode it and the answer is encoded and goes
-    through the same decoder as a process's answer.  An exception raised by the bot is an EXIT
-    fault (its traceback is the evidence), charged at the next request if it was
-    raised by an informational message.  A decision that took longer than the time
-    allowed is a TIMEOUT fault: it cannot be broken off, so it is judged afterwards.
-    """
-
-    def __init__(self, bot, name: str = "in-process bot") -> None:
-        self.bot = bot
-        self.name = name
+    def __init__(self) -> None:
         self._started = False
         self._closed = False
-        self._failure: BotFault | None = None
 
     @property
     def alive(self) -> bool:
-        return self._started and not self._closed and self._failure is None
+        return self._started and not self._closed
 
     @property
     def closed(self) -> bool:
@@ -80,7 +71,7 @@ class InProcessSeat:
 
     def start(self) -> None:
         if self._started:
-            raise RuntimeError("InProcessSeat.start() called twice")
+            raise RuntimeError(f"{type(self).__name__}.start() called twice")
         self._started = True
 
     def close(self) -> None:
@@ -88,6 +79,27 @@ class InProcessSeat:
 
     def kill(self) -> None:
         self._closed = True
+
+
+class InProcessSeat(ProcesslessSeat):
+    """A :class:`protocol.sdk.Bot` object behind the :class:`Seat` interface.
+
+    Every line is decoded as a bot would decode it and the answer is encoded and goes
+    through the same decoder as a process's answer.  An exception raised by the bot is an EXIT
+    fault (its traceback is the evidence), charged at the next request if it was
+    raised by an informational message.  A decision that took longer than the time
+    allowed is a TIMEOUT fault: it cannot be broken off, so it is judged afterwards.
+    """
+
+    def __init__(self, bot, name: str = "in-process bot") -> None:
+        super().__init__()
+        self.bot = bot
+        self.name = name
+        self._failure: BotFault | None = None
+
+    @property
+    def alive(self) -> bool:
+        return super().alive and self._failure is None
 
     def send_lines(self, lines: list[str]) -> None:
         self._usable()

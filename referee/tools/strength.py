@@ -32,6 +32,7 @@ from typing import Sequence
 
 from protocol.sdk import Bot
 
+from ..rules.actions import CONTRACTS
 from ..rules.partie import partie_seed
 from ..rules.selfplay import play_partie
 from ..tournaments.stats import t975
@@ -51,11 +52,14 @@ class _Timed(Bot):
         self.name = inner.name
         self.decisions = 0
         self.seconds = 0.0
+        self.longest = 0.0
 
     def decide(self, decision: str, view: dict, legal: list[str]) -> str:
         t0 = time.perf_counter()
         out = self.inner.decide(decision, view, legal)
-        self.seconds += time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        self.seconds += took
+        self.longest = max(self.longest, took)
         self.decisions += 1
         return out
 
@@ -130,7 +134,7 @@ def is_builtin(command: str) -> bool:
 
 def run(names: Sequence[str], partie: int = 30, seed: int | str = 1, permutations: bool = False,
         make=None, move_ms: int = 2000, startup_ms: int = 10_000, *, jobs: int = 1,
-        ms: float = 100.0, nodes: int | None = None, progress=None) -> dict:
+        ms: float | None = None, nodes: int | None = None, progress=None) -> dict:
     """Play about ``partie`` partie (rounded up to whole decks) and summarise per entry.
 
     ``names`` are three entries (:func:`parse_entry`); ``make(name, seed)`` builds an
@@ -143,6 +147,8 @@ def run(names: Sequence[str], partie: int = 30, seed: int | str = 1, permutation
     """
     if len(names) != 3:
         raise ValueError(f"a table needs exactly three bots, got {len(names)}")
+    if ms is None:
+        from bots import SEARCH_MS as ms
     entries = [parse_entry(n) for n in names]
     programs = make is None and not all(is_builtin(c) for _, c in entries)
     if programs:
@@ -170,7 +176,7 @@ def _play_one(job, make, match_seed: str, seating, bot_seed: str):
         # seating[seat] = entry sitting there
         timed = [_Timed(make(names[e], f"{bot_seed}:{e}")) for e in seating]
         p = play_partie(timed, seed=partie_seed(match_seed, 1))  # the deck and cuts a match of that seed plays
-        return p.totals(), p.places(), [(t.decisions, t.seconds, 0) for t in timed]
+        return p.totals(), p.places(), [(t.decisions, t.seconds, 0, t.longest) for t in timed], declarations(p)
     from ..matches.match import BotSpec, Limits, MatchConfig, run_match
 
     _, entries, move_ms, startup_ms = job
@@ -179,10 +185,25 @@ def _play_one(job, make, match_seed: str, seating, bot_seed: str):
         spec = BotSpec.parse(entries[e][1], seed=f"{bot_seed}:{e}")
         spec.label = entries[e][0]
         specs.append(spec)
-    result = run_match(MatchConfig(bots=specs, partie=1, seed=match_seed,
+    result = run_match(MatchConfig(bots=specs, partie=1, seed=match_seed, keep_partie=True,
                                    limits=Limits(move_ms=move_ms, startup_ms=startup_ms)))
-    stats = [(st.decisions, st.total_ms / 1000, sum(st.faults.values())) for st in result.stats]
-    return result.partie_totals[0], result.partie_places[0], stats
+    stats = [(st.decisions, st.total_ms / 1000, sum(st.faults.values()), st.max_ms / 1000) for st in result.stats]
+    return result.partie_totals[0], result.partie_places[0], stats, declarations(result.parties[0])
+
+
+def declarations(partie) -> list[tuple[int, str, bool, int]]:
+    """Each deal's declaration: (the actor's seat, the game — the contract of a trump
+    game such as ``hra`` or ``sedma``, else ``betl`` or ``durch`` —, won, the groše the
+    actor received).  Won: the actor's net payment is positive.  Deals ended by a
+    fault are left out (their settlement is R12's, not the game's)."""
+    out = []
+    for d in partie.deals:
+        if d.result is None or d.actor is None or d.fault_info is not None:
+            continue
+        game = d.contract if d.game == "barva" else d.game
+        pay = d.result.payments[d.actor]
+        out.append((d.actor, game, pay > 0, pay))
+    return out
 
 
 def _worker_init() -> None:
@@ -245,11 +266,18 @@ def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, j
     firsts = [0, 0, 0]
     decisions = [0, 0, 0]
     seconds = [0.0, 0.0, 0.0]
+    longest = [0.0, 0.0, 0.0]
     faults = [0, 0, 0]
+    declared: dict[tuple[int, str], list[int]] = {}  # (entry, game) -> [declared, won, groše]
     for d in range(whole):
         deck_scores: list[list[int]] = [[], [], []]
         for r, seating in enumerate(seats_list):
-            tot, pl, seat_stats = results[(d, r)]
+            tot, pl, seat_stats, decl = results[(d, r)]
+            for actor, game, won, pay in decl:
+                row = declared.setdefault((seating[actor], game), [0, 0, 0])
+                row[0] += 1
+                row[1] += won
+                row[2] += pay
             for seat, e in enumerate(seating):
                 totals[e] += tot[seat]
                 per_partie[e].append(tot[seat])
@@ -257,14 +285,16 @@ def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, j
                 places[e].append(pl[seat])
                 if pl[seat] == 1.0:
                     firsts[e] += 1
-                n, secs, f = seat_stats[seat]
+                n, secs, f, top = seat_stats[seat]
                 decisions[e] += n
                 seconds[e] += secs
+                longest[e] = max(longest[e], top)
                 faults[e] += f
         for e in range(3):
             deck_means[e].append(statistics.fmean(deck_scores[e]))
     report = _report(names, seed, whole, permutations, k, totals, per_partie, deck_means, places, firsts,
-                     decisions, seconds)
+                     decisions, seconds, longest)
+    report["contracts"] = contract_rows(report["results"], declared)
     if interrupted:
         report["partial"] = True
         report["partie_planned"] = decks * k
@@ -272,7 +302,8 @@ def _tally(names: list[str], partie: int, seed: int | str, permutations: bool, j
     return report, faults
 
 
-def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds) -> dict:
+def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means, places, firsts, decisions, seconds,
+            longest) -> dict:
     rows = []
     for e, label in enumerate(labels(list(names))):
         m = statistics.fmean(per_partie[e])
@@ -290,6 +321,7 @@ def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means,
             "mean_place": round(statistics.fmean(places[e]), 3),
             "firsts": firsts[e],
             "ms_per_decision": round(1000 * seconds[e] / decisions[e], 4) if decisions[e] else 0.0,
+            "ms_max": round(1000 * longest[e], 2),
         })
     return {
         "bots": list(names),
@@ -299,6 +331,28 @@ def _report(names, seed, decks, permutations, k, totals, per_partie, deck_means,
         "partie": decks * k,
         "results": rows,
     }
+
+
+#: the order games are listed in: the trump contracts (R5.1), then betl and durch
+GAME_ORDER = (*CONTRACTS, "betl", "durch")
+
+
+def contract_rows(results: list[dict], declared: dict[tuple[int, str], list[int]]) -> list[dict]:
+    """Per entry and game: how often it was declared, how often won, and the mean groše
+    the declarer received per declaration (from the declarer's seat: twice what each
+    defender pays)."""
+    rows = []
+    for (e, game), (n, won, pay) in sorted(declared.items(), key=lambda kv: (
+            kv[0][0], GAME_ORDER.index(kv[0][1]) if kv[0][1] in GAME_ORDER else len(GAME_ORDER), kv[0][1])):
+        rows.append({"bot": results[e]["bot"], "game": game, "declared": n, "won": won,
+                     "won_share": round(won / n, 3), "mean": round(pay / n, 2)})
+    return rows
+
+
+def contract_table_rows(report: dict) -> list[dict]:
+    """Rows for :mod:`tabulate`: declared and won per bot and game."""
+    return [{"bot": r["bot"], "game": r["game"], "declared": r["declared"], "won": r["won"],
+             "won %": round(100 * r["won_share"]), "groše/declaration": r["mean"]} for r in report["contracts"]]
 
 
 def table_rows(report: dict) -> list[dict]:
@@ -314,6 +368,7 @@ def table_rows(report: dict) -> list[dict]:
             "mean place": r["mean_place"],
             "firsts": r["firsts"],
             "ms/decision": r["ms_per_decision"],
+            "max ms": r["ms_max"],
             **({"faults": r["faults"]} if "faults" in r else {}),
         })
     return out

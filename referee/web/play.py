@@ -31,6 +31,7 @@ from protocol.messages import MessageError, decode_line
 from ..matches.match import BUILTIN_BOTS, BotSpec, Limits, MatchConfig, run_match
 from ..rules.partie import new_seed
 from ..seats.faults import BotFault, FaultKind
+from ..seats.seat import ProcesslessSeat
 from ..seats.streams import open_private
 
 #: the person's time per decision: none in practice (as ``marias play`` without ``--move-time``)
@@ -46,38 +47,12 @@ class Stop(KeyboardInterrupt):
     as ``marias play`` ends on Ctrl-C (the bots closed, the log without a footer)."""
 
 
-class BrowserSeat:
+class BrowserSeat(ProcesslessSeat):
     """The person's seat: lines out to the session's outbox, answers in from the browser."""
 
     def __init__(self, session: "Session"):
+        super().__init__()
         self.session = session
-        self._started = False
-        self._closed = False
-
-    @property
-    def alive(self) -> bool:
-        return self._started and not self._closed
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    @property
-    def stderr_tail(self) -> str:
-        return ""
-
-    @property
-    def pid(self) -> int | None:
-        return None
-
-    def start(self) -> None:
-        self._started = True
-
-    def close(self) -> None:
-        self._closed = True
-
-    def kill(self) -> None:
-        self._closed = True
 
     def send_lines(self, lines: list[str]) -> None:
         if self._closed:
