@@ -171,3 +171,17 @@ def test_a_solve_cut_short_leaves_the_solver_exact(seed, kind, nodes):
     except new.OutOfNodes:
         pass
     assert new_solver.solve(as_new(pos)) == old_solver.solve(pos)
+
+
+def test_bench_search_times_a_baseline_on_the_same_positions():
+    # the old solver (tests/reference_solver.py) solves the same positions in the same run;
+    # the bench raises if the values differ
+    from pathlib import Path
+
+    from referee.tools import bench
+
+    ref_file = Path(__file__).with_name("reference_solver.py")
+    out = bench.search(positions=1, partie=0, tricks=(3,), baseline=str(ref_file))
+    for name in ("trump_3_tricks", "betl_10_tricks", "durch_10_tricks"):
+        assert out[f"baseline_{name}_ms_mean"] > 0
+        assert out[f"speedup_{name}"] > 0
