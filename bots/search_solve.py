@@ -157,6 +157,13 @@ OBERS = sum(1 << (s * 8 + OBER) for s in range(4))
 _MOVES_CACHE: tuple[dict, dict] = ({}, {})
 #: ordered classes of a follower's and of a leader's cards, by (game kind, trump suit)
 _ORDER_CACHE: dict = {}
+#: leads' ordering keys in betl (low first) and durch (high first), the card in the low 6 bits
+_NB_LEAD_KEYS = (tuple((c & 7) * 64 + c for c in range(32)),
+                 tuple((-(50 if HIGHER_BETL[c] == 0 else 0) - (c & 7)) * 64 + c for c in range(32)))
+#: _BELOW[c]: the cards of c's suit below it (the betl order is the order of the ranks)
+_BELOW = tuple(SUIT_MASKS[c >> 3] & ((1 << c) - 1) for c in range(32))
+#: per-card tables of the search by (betl or durch, trump suit): who beats whom, hlášky, ordering keys
+_TABLES: dict = {}
 #: a suit's shape in a trump game, (trump suit, other suits), by its cards in the three hands
 _TRUMP_SHAPE: tuple[dict, dict] = ({}, {})
 #: the ranks in the trump games' order, low to high
@@ -446,18 +453,24 @@ class Solver:
         suit = SUIT_MASKS
         NEXT = (1, 2, 0)
         trump_mask = SUIT_MASKS[trump] if trump is not None else 0
-        # BEAT[w]: the cards that beat w (higher in its suit; in a trump game every trump beats a plain card)
-        BEAT = tuple(higher[w] | (trump_mask if trump is not None and w >> 3 != trump else 0) for w in range(32))
         bound_seat = tuple(s in self.bound for s in range(3))
         sbit = (1 << seven) if seven >= 0 else 0
         SEVENFLAG = tuple(1 << (10 if s == actor else 11) for s in range(3))
-        HLV = tuple((40 if c >> 3 == trump else 20) if not self.nb and (c & 7) in (KING, OBER) else 0 for c in range(32))
-        TO = TRUMP_ORDER
-        # ordering keys, card in the low 6 bits: sorting the keys sorts by (key, card) as the old _order did
-        LK = tuple((-(50 if higher[c] == 0 else 0) - pts[c] - (c & 7)) * 64 + c for c in range(32))
-        TK = tuple((-pts[c] * 3 + TO[c & 7]) * 64 + c for c in range(32))  # takes the trick
-        OWNK = tuple((-pts[c] * 3) * 64 + c for c in range(32))  # under the own side's winning card
-        OPPK = tuple((100 + pts[c] * 3 + TO[c & 7]) * 64 + c for c in range(32))  # under the other side's
+        tables = _TABLES.get((self.nb, trump))
+        if tables is None:
+            TO = TRUMP_ORDER
+            tables = _TABLES[(self.nb, trump)] = (
+                # BEAT[w]: the cards that beat w (higher in its suit; in a trump game every trump beats a plain card)
+                tuple(higher[w] | (trump_mask if trump is not None and w >> 3 != trump else 0) for w in range(32)),
+                tuple((40 if c >> 3 == trump else 20) if not self.nb and (c & 7) in (KING, OBER) else 0
+                      for c in range(32)),
+                # ordering keys, card in the low 6 bits: sorting the keys sorts by (key, card) as the old _order did
+                tuple((-(50 if higher[c] == 0 else 0) - pts[c] - (c & 7)) * 64 + c for c in range(32)),
+                tuple((-pts[c] * 3 + TO[c & 7]) * 64 + c for c in range(32)),  # takes the trick
+                tuple((-pts[c] * 3) * 64 + c for c in range(32)),  # under the own side's winning card
+                tuple((100 + pts[c] * 3 + TO[c & 7]) * 64 + c for c in range(32)),  # under the other side's
+            )
+        BEAT, HLV, LK, TK, OWNK, OPPK = tables
         nodes = 0
         limit = INF
         cap = INF
@@ -910,13 +923,8 @@ class Solver:
 
         # move ordering as the valued search had it: betl leads low, durch high; a
         # follower's card that would do what its side wants first
-        if durch:
-            NLK = tuple((-(50 if higher[c] == 0 else 0) - (c & 7)) * 64 + c for c in range(32))
-        else:
-            NLK = tuple((c & 7) * 64 + c for c in range(32))
-
-        # BELOW[c]: the cards of c's suit below it (the betl order is the order of the ranks)
-        BELOW = tuple(suit[c >> 3] & ((1 << c) - 1) for c in range(32))
+        NLK = _NB_LEAD_KEYS[durch]
+        BELOW = _BELOW
 
         def nb_lead(hands, seat, done):
             nonlocal nodes
