@@ -507,13 +507,14 @@ class Solver:
         # class (no points, ten or ace, king or ober whose partner is in the same hand, the
         # trump seven); the trump suit first, the others sorted (they differ in nothing).
         # Cards are relabelled only where nothing can tell them apart: the order, the points,
-        # the hlášky still possible and the seven are kept.  With the leader, the actor's card
-        # points (the defence's follow from the cards out) and the hláška state.
+        # the hlášky still possible and the seven are kept.  With the leader, both sides' card
+        # points (the defence's are in the key too: with cards relabelled they no longer follow
+        # from the hands) and the hláška state.
         tsh = (trump or 0) * 8
         psh0, psh1, psh2 = tuple(s * 8 for s in range(4) if s * 8 != tsh)
         tshape, pshape = _TRUMP_SHAPE
 
-        def tkey(hands, leader, ap, hs):
+        def tkey(hands, leader, ap, dp, hs):
             h0, h1, h2 = hands
             k = (h0 >> tsh & 255) | (h1 >> tsh & 255) << 8 | (h2 >> tsh & 255) << 16
             t = tshape.get(k)
@@ -537,11 +538,11 @@ class Solver:
                 b, c = c, b
                 if a > b:
                     a, b = b, a
-            return (leader, ap, hs, t, a, b, c)
+            return (leader, ap, dp, hs, t, a, b, c)
 
         def trick(hands, leader, done, ap, dp, hs, alpha, beta):
             """A trick start: the transposition table is consulted and filled here."""
-            key = tkey(hands, leader, ap, hs)
+            key = tkey(hands, leader, ap, dp, hs)
             entry = table.get(key)
             first = -1
             if entry is not None:
@@ -769,7 +770,7 @@ class Solver:
                     else:
                         a2, d2 = ap, dp + tp
                     # a trick start: the transposition table is consulted and filled here (trick(), written out)
-                    key = tkey(hands, nws, a2, h)
+                    key = tkey(hands, nws, a2, d2, h)
                     entry = table.get(key)
                     if entry is None:
                         v, move = lead(hands, nws, done1, a2, d2, h, alpha, beta, -1)
