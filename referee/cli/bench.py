@@ -78,12 +78,15 @@ def bench_search(
     partie: int = typer.Option(1, help="Partie the search bot plays against two robots for the per-decision figures."),
     ms: float = typer.Option(SEARCH_MS, "--ms", min=1, help="The bot's limit per decision in that partie (CPU ms, as search --ms)."),
     seed: int = typer.Option(1, help="Seed of the positions and partie."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", dir_okay=False, exists=True,
+                                            help="An old solver module (e.g. tests/reference_solver.py) solving the same positions in the same run: its CPU per solve and the speed-up are reported, and the values must agree."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
     """The search bot's solver: CPU time and nodes per exact solve by tricks left (trump games; betl and durch from the first trick), nodes per CPU second; and the bot at its budget: CPU time per decision, worlds per decision."""
     from ..tools import bench
 
-    _print_bench(bench.search(positions=positions, seed=seed, partie=partie, ms=ms), as_json)
+    _print_bench(bench.search(positions=positions, seed=seed, partie=partie, ms=ms,
+                              baseline=str(baseline) if baseline else None), as_json)
 
 
 @bench_app.command("env")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import statistics
@@ -601,14 +602,36 @@ def _robot_play_to(deal, robot, tricks_left: int) -> bool:
     return not deal.done
 
 
+def _load_solver(path: str):
+    """The ``Solver`` class of a solver module given by its file (a pinned old copy
+    of :mod:`bots.search_solve`, e.g. ``tests/reference_solver.py`` or the output of
+    ``git show main:bots/search_solve.py``), loaded as a module of :mod:`bots` so its
+    relative imports resolve."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("bots._bench_baseline_solver", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"not a Python module: {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod.Solver
+
+
 def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[int, ...] = (3, 4, 5, 6, 7),
-           ms: float = 100.0) -> dict:
+           ms: float = 100.0, baseline: str | None = None) -> dict:
     """The search bot's figures: exact solves of full-information positions taken
     from robot self-play (trump games at each number of tricks left, betl and durch
     from their first trick), CPU time per solve and solver nodes per CPU second;
     then ``partie`` partie of the bot (at ``ms`` per decision) against two robots:
     worlds per searched card play (exact solves), per played-out card play (the
-    first tricks, :mod:`bots.search_rollout`) and CPU time per decision."""
+    first tricks, :mod:`bots.search_rollout`) and CPU time per decision.
+
+    ``baseline``: the file of another solver module (an old copy); each position is
+    then solved by both, one after the other in the same run, the values must be
+    equal, and ``baseline_*`` figures and the ratio of CPU time (baseline / current)
+    per category are reported."""
     from bots.robot import Robot
     from bots.search import SearchBot
     from bots.search_solve import Solver, game_of_deal, position_of_deal
@@ -617,10 +640,20 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
     out: dict = {"benchmark": "search", "positions": positions}
     total_nodes = 0
     total_cpu = 0.0
+    Base = _load_solver(baseline) if baseline else None
+    base_times: list[float] = []
+
+    def timed(cls, deal) -> tuple[float, dict, int]:
+        gc.collect()  # neither solve pays for collecting the other's tables
+        solver = cls(game_of_deal(deal))
+        t0 = time.process_time()
+        values = solver.solve(position_of_deal(deal))
+        return time.process_time() - t0, values, solver.nodes
 
     def solve_at(kind: str, left: int) -> tuple[list[float], list[int]]:
-        nonlocal total_nodes, total_cpu
+        nonlocal total_nodes, total_cpu, base_times
         times, nodes = [], []
+        base_times = []
         i = 0
         while len(times) < positions and i < positions * 200:
             deal = Partie(seed=f"bench-search:{seed}:{kind}:{left}:{i}").next_deal()
@@ -630,13 +663,18 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
                 continue
             if not _robot_play_to(deal, robot, left):
                 continue
-            solver = Solver(game_of_deal(deal))
-            t0 = time.process_time()
-            solver.solve(position_of_deal(deal))
-            el = time.process_time() - t0
+            if Base is not None and len(times) % 2 == 0:
+                el_base, expect, _n = timed(Base, deal)
+            el, got, solved_nodes = timed(Solver, deal)
+            if Base is not None and len(times) % 2 == 1:
+                el_base, expect, _n = timed(Base, deal)  # in turn first and second, so neither has the warmer caches
+            if Base is not None:
+                base_times.append(el_base)
+                if got != expect:
+                    raise AssertionError(f"the solvers differ on {deal!r}: {got} != baseline {expect}")
             times.append(el)
-            nodes.append(solver.nodes)
-            total_nodes += solver.nodes
+            nodes.append(solved_nodes)
+            total_nodes += solved_nodes
             total_cpu += el
         return times, nodes
 
@@ -646,12 +684,16 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
             out[f"trump_{left}_tricks_ms_mean"] = round(1000 * statistics.fmean(times), 2)
             out[f"trump_{left}_tricks_ms_max"] = round(1000 * max(times), 2)
             out[f"trump_{left}_tricks_nodes_mean"] = round(statistics.fmean(nodes))
+            _baseline_figures(out, f"trump_{left}_tricks", times, base_times)
     for kind in ("betl", "durch"):
         times, nodes = solve_at(kind, 10)
         if times:
             out[f"{kind}_10_tricks_ms_mean"] = round(1000 * statistics.fmean(times), 2)
             out[f"{kind}_10_tricks_nodes_mean"] = round(statistics.fmean(nodes))
+            _baseline_figures(out, f"{kind}_10_tricks", times, base_times)
     out["solver_nodes_per_cpu_second"] = round(total_nodes / total_cpu) if total_cpu else 0
+    if partie <= 0:
+        return out
     # the bot at its default budget against two robots
     per_decision: list[float] = []
     per_decision_wall: list[float] = []
@@ -683,6 +725,14 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
     out["worlds_per_played_out_play"] = round(st.get("rollout_worlds", 0) / st["rollout_plays"], 1) if st.get("rollout_plays") else 0.0
     out["worlds_per_bidding_decision"] = round(st.get("bid_worlds", 0) / st["bids"], 1) if st.get("bids") else 0.0
     return out
+
+
+def _baseline_figures(out: dict, name: str, times: list[float], base_times: list[float]) -> None:
+    """The baseline solver's CPU per solve on the same positions, and baseline / current."""
+    if not base_times:
+        return
+    out[f"baseline_{name}_ms_mean"] = round(1000 * statistics.fmean(base_times), 2)
+    out[f"speedup_{name}"] = round(sum(base_times) / sum(times), 2) if sum(times) else 0.0
 
 
 # ------------------------------------------------------------------ a CPU hog in another seat (issue 21.5)
