@@ -56,9 +56,9 @@ MAX_WORLDS = 40
 #: bids) are drawn again, up to this many in a decision
 MAX_REJECT = 60
 #: beyond this many tricks left an exact solve is not even tried, by game (a
-#: trump game's 7 tricks cost ~25k nodes a world, a betl's 9 ~24k: not a world
-#: fits a budget; a durch from its first trick ~1.2k)
-EXACT_TRICKS = {"barva": 6, "betl": 8, "durch": 10}
+#: trump game at 7 tricks left costs ~40 ms a world, too few worlds fit a card
+#: play's share; a betl from its first trick ~20-40 ms, a durch ~4 ms)
+EXACT_TRICKS = {"barva": 6, "betl": 10, "durch": 10}
 #: share of ``ms`` a card play spends, by tricks left under that limit (0: the
 #: first searched trick, which costs most a world; bidding decisions spend up
 #: to all of ``ms``, see search_bid)

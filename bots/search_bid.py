@@ -45,6 +45,7 @@ from referee.rules.partie import deck_from_hands
 from . import robot_bid as rbid
 from .robot import Robot
 from .robot_info import AX_MASK, BSTR, CODE, NAME, SUIT_CODE, cards_of, mask_of_codes
+from .search_settle import nb_settle
 from .search_solve import Budget, Game, OutOfNodes, Solver, game_of_deal, position_of_deal
 from .search_worlds import TALON, Constraints, sample
 
@@ -303,14 +304,14 @@ class Outcomes:
         sub = self.budget.part(cap)
         stats = self.bot.stats
         try:
-            values = solver.solve(position_of_deal(d), sub)
+            won = solver.nb_wins(d.masks, position_of_deal(d).leader, sub)
         except OutOfNodes:
             stats["nb_unsolved"] = stats.get("nb_unsolved", 0) + 1
             return None
         finally:
             self.budget.used += sub.used
         stats["nb_solved"] = stats.get("nb_solved", 0) + 1
-        return max(values.values()) if d.to_move == d.actor else min(values.values())
+        return nb_settle(game, won)  # R9.1's stake with the raises (R9.3)
 
 
 # ---------------------------------------------------------------- worlds for bidding
