@@ -62,12 +62,6 @@ TRUMP_SHARE = 0.85
 ROLLOUT_NODES = 1500
 #: the most nodes one exact solve of a betl or durch in a bidding world may take
 NB_SOLVE_NODES = 60_000
-#: weight of the exact solve in a betl world's value, the rest the robot's play-out.
-#: Measured in a duel of search against its previous version (54 partie, 65 betls):
-#: of the betls the solve called lost, the declarer won 21 of 49 at the table; of those
-#: it called won, 14 of 16.  Durchs followed the solve (3 of 3 won, 10 of 11 lost), so a
-#: durch is valued by the solve alone.
-BETL_SOLVED = 0.5
 #: fewer worlds than this never overrule the robot
 MIN_SWITCH = 4
 #: worlds whose hands do not explain the others' bids are drawn again, up to this many in a decision
@@ -267,10 +261,8 @@ class Outcomes:
     exact, R11).  A betl or durch reached is then *solved* with every hand known
     (:mod:`bots.search_solve`): a robot's defence lets too many betls through, so
     play-outs overrated them (the declarer won a third of the betls it chose that
-    way); the exact solve gives the defence its best play.  A durch is valued
-    by the solve; a betl by the solve and the play-out half each
-    (:data:`BETL_SOLVED`), because a table's defence, not seeing the declarer's
-    cards, lets through betls that perfect play would beat.  A trump game is played
+    way); the exact solve gives the defence its best play, which is close to
+    what a table does once the declarer's cards show.  A trump game is played
     out with the robot's policy.  The solves share ``budget``; a solve cut short
     by it falls back to the play-out for that world (counted in the bot's
     ``stats["nb_unsolved"]``).  In a node budget a play-out counts as
@@ -282,20 +274,14 @@ class Outcomes:
         self.budget = budget
         self.solvers: dict[Game, Solver] = {}
 
-    def __call__(self, d: Deal, me: int) -> float:
+    def __call__(self, d: Deal, me: int) -> int:
         robot = _ROBOT
         while not d.done:
             if d.phase == "play" and d.game in NB_GAMES:
                 value = self.solve(d)
-                if value is None:
-                    break
-                if d.game == "betl":
-                    # perfect defence is more than a table gives: blend in the play-out
-                    if self.bot.nodes is not None:
-                        self.budget.used += ROLLOUT_NODES
-                    played = robot_play_out(d, d.actor) / 2  # what each defender paid the actor
-                    value = BETL_SOLVED * value + (1 - BETL_SOLVED) * played
-                return 2 * value if me == d.actor else -value
+                if value is not None:
+                    return 2 * value if me == d.actor else -value
+                break
             legal = d.legal_actions()
             texts = [a.code for a in legal]
             if len(texts) == 1:
