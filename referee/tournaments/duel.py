@@ -568,5 +568,5 @@ def bench(a: str = "robot", b: str = "random", groups: int = 8, concurrency: int
     try:
         out["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
     except OSError:
-        pass
+        pass  # no load average on this system: the figure is left out
     return out
