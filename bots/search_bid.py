@@ -241,17 +241,19 @@ def _actor_after(view, cand):
 
 def robot_play_out(d: Deal, me: int) -> int:
     """Play ``d`` to its end with the robot's policy at every seat; the groše of seat ``me``."""
-    robot = _ROBOT
     while not d.done:
-        seat = d.to_move
-        legal = d.legal_actions()
-        texts = [a.code for a in legal]
-        if len(texts) == 1:
-            d.apply(legal[0])
-            continue
-        choice = robot.decide(d.decision, d.view(seat), texts)
-        d.apply(legal[texts.index(choice)])
+        robot_step(d)
     return d.result.payments[me]
+
+
+def robot_step(d: Deal) -> None:
+    """Apply the robot's action for the seat to move in ``d``."""
+    legal = d.legal_actions()
+    if len(legal) == 1:
+        d.apply(legal[0])
+        return
+    texts = [a.code for a in legal]
+    d.apply(legal[texts.index(_ROBOT.decide(d.decision, d.view(d.to_move), texts))])
 
 
 class Outcomes:
@@ -275,19 +277,12 @@ class Outcomes:
         self.solvers: dict[Game, Solver] = {}
 
     def __call__(self, d: Deal, me: int) -> int:
-        robot = _ROBOT
-        while not d.done:
-            if d.phase == "play" and d.game in NB_GAMES:
-                value = self.solve(d)
-                if value is not None:
-                    return 2 * value if me == d.actor else -value
-                break
-            legal = d.legal_actions()
-            texts = [a.code for a in legal]
-            if len(texts) == 1:
-                d.apply(legal[0])
-                continue
-            d.apply(legal[texts.index(robot.decide(d.decision, d.view(d.to_move), texts))])
+        while d.phase != "play" and not d.done:
+            robot_step(d)
+        if not d.done and d.game in NB_GAMES:
+            value = self.solve(d)
+            if value is not None:
+                return 2 * value if me == d.actor else -value
         if self.bot.nodes is not None:
             self.budget.used += ROLLOUT_NODES
         return robot_play_out(d, me)

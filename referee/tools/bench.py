@@ -620,11 +620,12 @@ def _load_solver(path: str):
 
 
 def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[int, ...] = (3, 4, 5, 6, 7),
-           ms: float = 100.0, baseline: str | None = None) -> dict:
+           ms: float | None = None, baseline: str | None = None) -> dict:
     """The search bot's figures: exact solves of full-information positions taken
     from robot self-play (trump games at each number of tricks left, betl and durch
     from their first trick), CPU time per solve and solver nodes per CPU second;
-    then ``partie`` partie of the bot (at ``ms`` per decision) against two robots:
+    then ``partie`` partie of the bot (its limit ``ms`` per decision, default
+    :data:`bots.SEARCH_MS`) against two robots:
     worlds per searched card play (exact solves), per played-out card play (the
     first tricks, :mod:`bots.search_rollout`) and CPU time per decision.
 
@@ -632,10 +633,12 @@ def search(positions: int = 12, seed: int = 1, partie: int = 1, tricks: tuple[in
     then solved by both, one after the other in the same run, the values must be
     equal, and ``baseline_*`` figures and the ratio of CPU time (baseline / current)
     per category are reported."""
+    from bots import SEARCH_MS
     from bots.robot import Robot
     from bots.search import SearchBot
     from bots.search_solve import Solver, game_of_deal, position_of_deal
 
+    ms = SEARCH_MS if ms is None else ms
     robot = Robot()
     out: dict = {"benchmark": "search", "positions": positions}
     total_nodes = 0

@@ -565,8 +565,5 @@ def bench(a: str = "robot", b: str = "random", groups: int = 8, concurrency: int
                 out[f"{mode}_{k}_ms_per_partie"] = round(1000 * v / n, 1)
             rate[mode] = 6 * run.test.n / seconds
     out["counted_partie_per_second_warm_vs_cold"] = round(rate["warm"] / rate["cold"], 2)
-    try:
-        out["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
-    except OSError:
-        pass  # no load average on this system: the figure is left out
+    out["load_average_1min_at_end"] = T.load_average()
     return out

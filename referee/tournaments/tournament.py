@@ -912,10 +912,7 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
     med = {c: statistics.median(v) for c, v in rates.items()}
     first, last = concurrency[0], concurrency[-1]
     speedup = med[last] / med[first]
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = None
+    load = load_average()
     return {
         "benchmark": "tournament",
         "bots": f"{bots} x {builtin}",
@@ -923,7 +920,7 @@ def bench(bots: int = 4, partie: int = 1, concurrency: tuple[int, ...] = (1, 2),
         "deals": 12 * units,
         "repeats": repeats,
         "cpus": os.cpu_count(),
-        "load_average_1min_at_end": round(load, 2) if load is not None else None,
+        "load_average_1min_at_end": load,
         **{f"seconds_c{c}": round(statistics.median(seconds[c]), 2) for c in concurrency},
         **{f"deals_per_second_c{c}": round(med[c], 1) for c in concurrency},
         # CPU seconds (referee, workers and bots) per second of wall time: how many cores the run kept busy
@@ -1008,8 +1005,14 @@ def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: in
                                                   / (per["cold"]["partie"] / per["cold"]["seconds"]), 2)
     out["goal"] = "warm cpu/partie <= 1.2x the long match; warm partie/s >= 3x cold"
     out["goal_met"] = out["cpu_per_partie_warm_vs_match"] <= 1.2 and out["partie_per_second_warm_vs_cold"] >= 3
-    try:
-        out["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
-    except OSError:
-        pass
+    out["load_average_1min_at_end"] = load_average()
     return out
+
+
+def load_average() -> float | None:
+    """The machine's 1-minute load average, rounded for a benchmark's report (``None``
+    where the system has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None

@@ -239,9 +239,8 @@ class TableCache:
         with self._lock:
             hit = self._entries.get(folder)
             took, ended = self._cost.get(folder, (0.0, 0.0))
-            if hit is None or hit[0] == sig:
-                pass
-            elif folder not in self._computing and time.monotonic() - ended >= self.PACE * took:
+            stale = hit is not None and hit[0] != sig
+            if stale and folder not in self._computing and time.monotonic() - ended >= self.PACE * took:
                 self._computing.add(folder)
                 threading.Thread(target=self._background, args=(folder,), name="tables", daemon=True).start()
         if hit is not None:
