@@ -22,6 +22,7 @@ from referee.tournaments import results as R  # noqa: E402
 from referee.tournaments import standings as S  # noqa: E402
 from referee.tournaments import tournament as T  # noqa: E402
 from referee.tournaments.cluster import ClusterError, play_group  # noqa: E402
+from tests.files import written_records  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +52,7 @@ def tables_without_times(folder: Path) -> dict:
 
 
 def journal_done(out: Path) -> list[str]:
-    return [json.loads(line)["id"] for line in (out / T.JOURNAL_FILE).read_text().splitlines()
-            if json.loads(line)["status"] == "done"]
+    return [e["id"] for e in written_records(out / T.JOURNAL_FILE) if e["status"] == "done"]
 
 
 def test_a_cluster_plays_the_tables_of_the_local_pool(cluster, tmp_path):

@@ -19,6 +19,7 @@ import pytest
 
 from referee.tournaments import tournament as T
 from referee.rules.partie import shuffled_deck
+from tests.files import written_lines
 
 GOOD = """\
 name: t
@@ -262,7 +263,7 @@ def tournament_args(seed: str, out: Path, *extra) -> list[str]:
 def complete_logs(out: Path) -> list[Path]:
     done = []
     for p in sorted((out / "logs").glob("*.jsonl")):
-        lines = p.read_text().splitlines()
+        lines = written_lines(p)  # a footer still being written is not there yet
         if lines and lines[-1].startswith('{"type":"footer"'):
             done.append(p)
     return done
