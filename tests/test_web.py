@@ -142,6 +142,39 @@ def test_a_bad_folder_is_an_error(tmp_path):
     assert r.returncode == 2 and "no such folder" in r.stderr
 
 
+def test_ctrl_c_stops_the_server_while_a_live_page_is_open(served, tmp_path):
+    """A live page's event stream never ends by itself: Ctrl-C must not wait for the browser to leave."""
+    import signal
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([*MARIAS, "serve", str(served / "tour"), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        t0 = time.monotonic()
+        while True:  # until it answers
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() - t0 < 60, proc.stderr.read() if proc.poll() else ""
+                time.sleep(0.1)
+        live = urllib.request.urlopen(f"http://127.0.0.1:{port}/events/tournament/0/", timeout=30)
+        assert live.readline().startswith(b"event: data")  # the page is open and being fed
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 130  # stopped by Ctrl-C, as every marias command, without waiting for the page
+        assert live.read().endswith(b"\n\n")  # the stream ended cleanly at a message's end, not cut off
+        live.close()
+        assert "Error" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_nothing_is_written_into_the_served_folder(served, client):
     before = sorted((p, p.stat().st_mtime_ns) for p in served.rglob("*") if p.is_file())
     for url in ("/", "/api/tournament/0/tour", f"/api/log/0/logs/{the_log_name(client)}"):

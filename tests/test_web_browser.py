@@ -23,9 +23,8 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-import uvicorn  # noqa: E402
-
 from referee.web.app import create_app  # noqa: E402
+from referee.web.serve import server_for  # noqa: E402
 
 BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 DRIVER = shutil.which("chromedriver")
@@ -59,7 +58,7 @@ class Server:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.server = server_for(self.app, "127.0.0.1", self.port)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         while not self.server.started:
@@ -69,6 +68,7 @@ class Server:
     def stop(self):
         self.server.should_exit = True
         self.thread.join(30)
+        assert not self.thread.is_alive(), "the server did not stop (an open page kept it running)"
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 from urllib.parse import parse_qs
 from pathlib import Path
 
@@ -83,6 +84,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
     roots = Roots(folders, **({"max_bytes": max_bytes} if max_bytes else {}))
     cache = TableCache()
     sessions = Sessions(Path(play_dir) if play_dir else roots.folders[0] / "plays", extra_bots, bot_move_ms, sandbox)
+    stopping = threading.Event()  # set when the server stops: the live streams end within a tick
+
+    async def open_stream(request: Request) -> bool:
+        return not stopping.is_set() and not await request.is_disconnected()
 
     def page(request: Request, template: str, title: str, data: dict) -> Response:
         return TEMPLATES.TemplateResponse(request, template, {"title": title, "page": data, "inline": None})
@@ -126,7 +131,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
         async def stream():
             last, last_prog = None, None
-            while not await request.is_disconnected():
+            while await open_stream(request):
                 try:
                     data = await run_in_threadpool(cache.get, folder)
                 except (OSError, ValueError) as e:
@@ -236,8 +241,8 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
         async def stream():
             n = start
-            while not await request.is_disconnected():
-                lines = await run_in_threadpool(s.wait_lines, n, 1.0)
+            while await open_stream(request):
+                lines = await run_in_threadpool(s.wait_lines, n, LIVE_TICK_S)
                 for line in lines:
                     n += 1
                     yield f"id: {n}\nevent: line\ndata: {line}\n\n"
@@ -300,7 +305,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         await run_in_threadpool(sessions.stop_all)  # the games in progress end; their logs stay incomplete
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
-    app.state.roots, app.state.cache, app.state.sessions = roots, cache, sessions
+    app.state.roots, app.state.cache, app.state.sessions, app.state.stopping = roots, cache, sessions, stopping
     return app
 
 

@@ -11,6 +11,10 @@ from .app import create_app
 from .folders import BadFolder, Roots
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+SHUTDOWN_S = 5
+"""How long Ctrl-C waits at most for answers in progress. A live page's event stream would never
+finish by itself: the server tells the streams to end (``app.state.stopping``), which they do
+within a tick; this bound is only the backstop."""
 
 
 def is_loopback(host: str) -> bool:
@@ -30,6 +34,19 @@ def allowed_hosts(host: str) -> list[str]:
     return hosts
 
 
+def server_for(app, host: str, port: int):
+    """The uvicorn server that serves ``app``: quiet, and on Ctrl-C ending the live pages' streams
+    before it waits for the connections to close."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets=None):
+            app.state.stopping.set()
+            await super().shutdown(sockets)
+
+    return Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_S))
+
+
 def warm(app, folders: list[Path]) -> None:
     """Compute every tournament's tables once in the background, so the first page answers at once."""
     def run():
@@ -44,8 +61,6 @@ def warm(app, folders: list[Path]) -> None:
 
 def serve(folders: list[Path], host: str = "127.0.0.1", port: int = 8000, *, play_dir: Path | None = None,
           extra_bots: dict[str, str] | None = None, max_mb: float | None = None, out=sys.stderr) -> int:
-    import uvicorn
-
     try:
         Roots(folders)
     except BadFolder as e:
@@ -58,7 +73,7 @@ def serve(folders: list[Path], host: str = "127.0.0.1", port: int = 8000, *, pla
                      max_bytes=int(max_mb * 2**20) if max_mb else None)
     warm(app, folders)
     shown = f"[{host}]" if ":" in host else host
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    server = server_for(app, host, port)
 
     def announce():  # the URL once it answers
         while not server.started and not server.should_exit:
