@@ -9,7 +9,8 @@ Hand judgement
 * :func:`betl_win_chance` / :func:`durch_win_chance` — per suit, every split
   of the outside cards between the two defenders is tried under the
   follow-and-beat rule (R7.3), assuming the defence plays it perfectly
-  (:func:`suit_betl_risk`, :func:`suit_durch_risk`); the suits multiply.
+  (:func:`betl_lost_splits`, :func:`durch_lost_splits`, looked up in a table
+  shipped with the package); the suits multiply.
 * :func:`trump_estimate` — expected card points of the actor in a trump game:
   the top run of trumps and long trumps, side aces, tens behind their ace, a
   little for the cards the others must add to won tricks, and the last trick.
@@ -17,7 +18,8 @@ Hand judgement
 
 from __future__ import annotations
 
-from functools import lru_cache
+import zlib
+from importlib import resources
 from itertools import combinations
 
 from referee.rules.cards import ACE, KING, OBER, SEVEN, SUIT_MASKS, TEN
@@ -32,9 +34,8 @@ def _ranks(m8: int) -> list[int]:
     return [r for r in range(8) if m8 >> r & 1]
 
 
-@lru_cache(maxsize=None)
-def suit_betl_risk(mine: int, outside: int) -> float:
-    """Chance that the defence can make the betl actor take a trick in one suit.
+def betl_lost_splits(mine: int, outside: int) -> int:
+    """In how many of the splits the defence can make the betl actor take a trick in one suit.
 
     ``mine`` and ``outside`` are 8-bit rank masks (betl order, bit 0 = the seven):
     the actor's cards and the cards still out (in the defenders' hands).  Every
@@ -46,7 +47,7 @@ def suit_betl_risk(mine: int, outside: int) -> float:
     x at all).  Perfect defence is assumed, so this errs on the safe side.
     """
     if not mine or not outside:
-        return 0.0
+        return 0
     hs = _ranks(mine)
     outs = _ranks(outside)
     u = len(outs)
@@ -71,19 +72,18 @@ def suit_betl_risk(mine: int, outside: int) -> float:
             if forced:
                 break
         lost += forced
-    return lost / (1 << u)
+    return lost
 
 
-@lru_cache(maxsize=None)
-def suit_durch_risk(mine: int, outside: int) -> float:
-    """Chance that the durch actor loses a trick in one suit, leading it from the top.
+def durch_lost_splits(mine: int, outside: int) -> int:
+    """In how many of the splits the durch actor loses a trick in one suit, leading it from the top.
 
     Every split of the outside cards between the defenders is tried; the
     defenders keep their highest cards and follow with the lowest while they
     cannot beat.
     """
     if not mine or not outside:
-        return 0.0
+        return 0
     hs = sorted(_ranks(mine), reverse=True)
     outs = _ranks(outside)
     u = len(outs)
@@ -101,7 +101,60 @@ def suit_durch_risk(mine: int, outside: int) -> float:
                 d2.pop(0)
             if not d1 and not d2:
                 break
-    return lost / (1 << u)
+    return lost
+
+
+# Both counts for every pair of disjoint rank masks (3^8 pairs) cost about a second to compute, and a
+# bot process would pay for them again at each start, so they are computed once and shipped with the
+# package: ``robot_risk.bin`` holds them (zlib), a byte per ``mine << 8 | outside``, the betl's 64 KiB
+# then the durch's. tests/test_robot_risk.py recomputes every entry; ``python -m bots.robot_bid``
+# writes the file again after a change to the two functions above.
+RISK_FILE = "robot_risk.bin"
+
+
+def risk_tables() -> tuple[bytes, bytes]:
+    """The lost-split counts of :func:`betl_lost_splits` and :func:`durch_lost_splits`, indexed by
+    ``mine << 8 | outside`` (0 where the masks share a card)."""
+    tables = []
+    for count_lost in (betl_lost_splits, durch_lost_splits):
+        t = bytearray(1 << 16)
+        for mine in range(256):
+            rest = 0xFF & ~mine
+            outside = rest
+            while True:  # every subset of the ranks not held
+                t[mine << 8 | outside] = count_lost(mine, outside)
+                if not outside:
+                    break
+                outside = (outside - 1) & rest
+        tables.append(bytes(t))
+    return tables[0], tables[1]
+
+
+def _load_risk_tables() -> tuple[bytes, bytes]:
+    raw = zlib.decompress(resources.files(__package__).joinpath(RISK_FILE).read_bytes())
+    if len(raw) != 2 << 16:
+        raise RuntimeError(f"bots/{RISK_FILE} is damaged ({len(raw)} bytes unpacked, not {2 << 16}): "
+                           f"write it again with python -m bots.robot_bid")
+    return raw[: 1 << 16], raw[1 << 16:]
+
+
+try:
+    _BETL_LOST, _DURCH_LOST = _load_risk_tables()
+except FileNotFoundError:
+    if __name__ != "__main__":  # (run as python -m bots.robot_bid, it is about to write the file)
+        raise
+
+
+def suit_betl_risk(mine: int, outside: int) -> float:
+    """Chance that the defence can make the betl actor take a trick in one suit: the share of
+    the splits of :func:`betl_lost_splits`."""
+    return _BETL_LOST[mine << 8 | outside] / (1 << outside.bit_count())
+
+
+def suit_durch_risk(mine: int, outside: int) -> float:
+    """Chance that the durch actor loses a trick in one suit: the share of the splits of
+    :func:`durch_lost_splits`."""
+    return _DURCH_LOST[mine << 8 | outside] / (1 << outside.bit_count())
 
 
 def _suit_bits(mask: int, s: int) -> int:
@@ -346,3 +399,11 @@ def choose_contract(hand: int, t: int, legal: list[str]) -> str:
     if sedma and "contract:sedma" in legal:
         return "contract:sedma"
     return "contract:hra"
+
+
+if __name__ == "__main__":  # python -m bots.robot_bid: write the risk tables after a change to the rules above
+    betl, durch = risk_tables()
+    target = resources.files(__package__).joinpath(RISK_FILE)
+    with resources.as_file(target) as path:
+        path.write_bytes(zlib.compress(betl + durch, 9))
+        print(f"{path}: {path.stat().st_size} bytes")
