@@ -31,6 +31,7 @@ SLOW_FILES = {
 
 #: Single slow tests in files that are otherwise quick (over ~5 s each when measured).
 SLOW_TESTS = {
+    "test_bench.py::test_the_tournament_benchmark_splits_each_way_of_playing_and_starts_bots_in_an_empty_folder",
     "test_identity.py::test_a_changed_imported_module_refuses_a_resume_naming_the_bot_and_the_file",
     "test_identity.py::test_changed_bot_is_refused_on_resume_and_allowed_on_request",
     "test_identity.py::test_one_bot_is_one_row_over_match_and_tournament_logs",

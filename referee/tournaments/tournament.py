@@ -956,10 +956,16 @@ def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: in
     out: dict = {"benchmark": "tournament warm/cold", "bots": ", ".join(field), "concurrency": concurrency}
     per: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="marias-bench-") as tmp:
+        # the bots start in an empty folder of their own: the sandbox shows a bot its start folder entry
+        # by entry (a mount each), so started in a crowded folder they would cost more (see the README)
+        start = Path(tmp) / "start"
+        start.mkdir()
         for mode in ("cold", "warm", "match"):
             b0, s0, p0, w0, l0 = BOT_CPU["total"], BOT_CPU["start"], rself(), time.perf_counter(), LOG_CPU["total"]
             if mode == "match":
                 specs = [BotSpec.parse_named(n, seed=seed) for n in names]
+                for spec in specs:
+                    spec.cwd = str(start)
                 cfg0 = config_from_options(names, seed=seed, output=str(Path(tmp) / "x"), name="bench")
                 config = MatchConfig(bots=specs, partie=match_partie, seed=seed, log_path=Path(tmp) / "match.jsonl",
                                      limits=cfg0.limits, sandbox=cfg0.sandbox)
@@ -974,6 +980,8 @@ def bench_warm(field: tuple[str, ...] = ("robot", "robot", "random"), partie: in
                 cfg = config_from_options(names, partie=partie, seed=seed, concurrency=concurrency,
                                           output=str(Path(tmp) / mode), name="bench")
                 cfg.warm = mode == "warm"
+                for bot in cfg.bots:
+                    bot.cwd = str(start)
                 WORKER_CPU.clear()
                 run = run_tournament(cfg)
                 if not run.complete:
