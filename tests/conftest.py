@@ -1,5 +1,6 @@
 """The ``slow`` marker (registered in pyproject.toml): end-to-end tests that start bot processes
-in the sandbox, play whole matches, tournaments or duels, or drive a terminal.
+in the sandbox, play whole matches, tournaments or duels, or drive a terminal; and hypothesis
+without its per-example deadline.
 
 ``python -m pytest -q -m "not slow"`` runs the rest in a fraction of the time; the whole suite
 is the reference before a commit.  Files are marked here as a whole (every test in them plays
@@ -12,6 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis fails an example that takes over 200 ms by default, a timed assertion that a loaded
+# machine trips (an example of a solver or a whole deal can take that long there). Speed is checked
+# by the benchmarks (marias bench), never by the tests: no deadline, for every property test.
+settings.register_profile("marias", deadline=None)
+settings.load_profile("marias")
 
 #: Files whose tests each run bots as processes (seconds to minutes per test).
 SLOW_FILES = {
