@@ -515,6 +515,7 @@ class Solver:
         tshape, pshape = _TRUMP_SHAPE
 
         def tkey(hands, leader, ap, dp, hs):
+            # the three plain suits are written out, not looped over: this runs at every trick start
             h0, h1, h2 = hands
             k = (h0 >> tsh & 255) | (h1 >> tsh & 255) << 8 | (h2 >> tsh & 255) << 16
             t = tshape.get(k)
