@@ -13,13 +13,11 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 import tracemalloc
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -30,6 +28,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from referee.tools.bench import write_random_log  # noqa: E402
 from referee.web import log_data as LD  # noqa: E402
 from referee.web.app import create_app  # noqa: E402
+from tests.web_server import LiveServer  # noqa: E402
 
 ORIGIN = {"origin": "http://127.0.0.1"}
 HANG_S = 60  # a request that has not answered in this long is taken for hung
@@ -44,34 +43,8 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-class Served:
-    """uvicorn serving ``root`` in a thread of the test: a hung request cannot hold the test up."""
-
-    def __init__(self, root: Path):
-        from referee.web.serve import server_for
-
-        self.app = create_app([root], play_dir=root / "plays", sandbox="none")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.server = server_for(self.app, "127.0.0.1", self.port)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.05)
-
-    def get(self, path: str, timeout: float = HANG_S) -> tuple[int, bytes]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
-        except (TimeoutError, urllib.error.URLError) as e:
-            raise AssertionError(f"{path}: no answer in {timeout} s: the server hung ({e})") from None
-
-    def stop(self):
-        self.server.should_exit = True
-        self.thread.join(30)
+def served(root: Path) -> LiveServer:
+    return LiveServer([root], root / "plays")
 
 
 def deep_json(depth: int = 200_000) -> str:
@@ -201,17 +174,36 @@ def test_a_fifo_planted_where_a_tournament_json_is_expected_hangs_nothing(tmp_pa
     lane.mkdir(parents=True)
     os.mkfifo(lane / "tournament.json")
     os.mkfifo(root / "trap.jsonl")
-    srv = Served(root)
+    srv = served(root)
     try:
-        status, body = srv.get("/")
+        status, body = srv.get("/", HANG_S)
         assert status == 200
         assert b"FIFO" in body  # the entry is listed with a note, not read
         for _ in range(45):  # more than anyio's 40 threads: none of them is left blocked
-            assert srv.get("/api/tournament/0/bots/lane-1/standings")[0] in (200, 422)
-        assert srv.get("/api/log/0/trap.jsonl")[0] == 404
-        assert srv.get("/")[0] == 200
+            assert srv.get("/api/tournament/0/bots/lane-1/standings", HANG_S)[0] in (200, 422)
+        assert srv.get("/api/log/0/trap.jsonl", HANG_S)[0] == 404
+        assert srv.get("/", HANG_S)[0] == 200
     finally:
         srv.stop()
+
+
+def test_folders_nested_deeper_than_the_walk_goes_are_a_note(tmp_path):
+    """1100 nested folders (a bot's workdir can make them) would overflow a recursive walk: the
+    index goes 24 deep and says so."""
+    root = tmp_path / "served"
+    deep = root / "bots"
+    deep.mkdir(parents=True)
+    for _ in range(1100):  # one by one: pathlib and os.makedirs recurse as deep
+        deep = deep / "d"
+        deep.mkdir()
+    try:
+        with client_for(root) as c:
+            r = c.get("/")
+        assert r.status_code == 200 and "more than 24 deep are not listed" in r.text
+    finally:
+        while deep != root:  # deepest first: shutil.rmtree would recurse as deep
+            deep.rmdir()
+            deep = deep.parent
 
 
 def _tournament_with(folder: Path, units: list[tuple[str, str]], journal: dict[str, str]) -> None:
@@ -238,9 +230,9 @@ def test_a_manifest_naming_a_device_a_fifo_or_a_file_outside_gets_notes_not_a_ha
     (tour / "logs" / "link.jsonl").symlink_to(linked)
     write_random_log(inside, deals=12)
     (tour / "units.journal").open("a").write(json.dumps({"id": "ok", "status": "done", "sha256": sha256(inside)}) + "\n")
-    srv = Served(root)
+    srv = served(root)
     try:
-        status, body = srv.get("/api/tournament/0/tour")
+        status, body = srv.get("/api/tournament/0/tour", HANG_S)
     finally:
         srv.stop()
     assert status == 200, body
@@ -307,26 +299,25 @@ def test_a_large_logs_data_are_sent_while_it_is_read(big_log):
     assert f.closed
 
 
+def peak_of(fn):
+    """fn()'s result and the peak of Python's allocations (every thread) while it ran."""
+    tracemalloc.start()
+    try:
+        return fn(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_large_log_is_never_held_whole(big_log):
     """Python's peak allocation while the log page's data are made and read whole, or one deal is
     replayed, is a fraction of the log (the old reader held every record: about ten times the file)."""
     size = (big_log / "logs" / "big.jsonl").stat().st_size
     with client_for(big_log) as c:
-        tracemalloc.start()
-        try:
-            r = c.get("/api/log/0/logs/big.jsonl")
-            _now, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        r, peak = peak_of(lambda: c.get("/api/log/0/logs/big.jsonl"))
         assert r.status_code == 200 and sum(len(p["deals"]) for p in r.json()["parties"]) == 3000
         assert peak < size / 2, f"{peak / 2**20:.1f} MB allocated for a {size / 2**20:.1f} MB log"
         LD.forget_logs()  # the index the log's data made on the way: the replay makes it anew
-        tracemalloc.start()
-        try:
-            r = c.get("/api/replay/0/logs/big.jsonl?partie=100&deal=7")
-            _now, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+        r, peak = peak_of(lambda: c.get("/api/replay/0/logs/big.jsonl?partie=100&deal=7"))
         assert r.status_code == 200 and r.json()["deal"] == 7
         assert peak < size / 4, f"a replay allocated {peak / 2**20:.1f} MB for a {size / 2**20:.1f} MB log"
 
@@ -347,17 +338,17 @@ def test_four_large_logs_at_once_leave_the_other_pages_answering(big_log, monkey
             yield item
 
     monkeypatch.setattr(LD, "_lines", held)
-    srv = Served(big_log)
+    srv = served(big_log)
     try:
         results: list = []
-        threads = [threading.Thread(target=lambda: results.append(srv.get("/api/log/0/logs/big.jsonl")), daemon=True)
+        threads = [threading.Thread(target=lambda: results.append(srv.get("/api/log/0/logs/big.jsonl", HANG_S)), daemon=True)
                    for _ in range(5)]
         for t in threads:
             t.start()
         for _ in range(4):
             assert reading.acquire(timeout=HANG_S)  # four are in the middle of the log
-        assert srv.get("/", timeout=HANG_S)[0] == 200
-        assert srv.get("/api/tournament/0/", timeout=HANG_S)[0] in (200, 422)
+        assert srv.get("/", HANG_S)[0] == 200
+        assert srv.get("/api/tournament/0/", HANG_S)[0] in (200, 422)
         assert not reading.acquire(timeout=1)  # the fifth has not started reading: it waits for a thread
         go.set()
         for t in threads:

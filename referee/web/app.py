@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import functools
 import json
-import os
 import threading
 from urllib.parse import parse_qs, urlsplit
 from pathlib import Path
@@ -46,7 +45,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from ..logs.log import BeingWritten, being_written
-from .folders import Refused, Roots
+from .folders import Refused, Roots, Scrub
 from .log_data import LogError, open_log_data, replay_data
 from .play import Sessions
 from .tournament_data import TableCache, progress
@@ -101,37 +100,6 @@ class Headers:
             await send(message)
 
         return await self.app(scope, receive, send_with_headers)
-
-
-class Scrub:
-    """Takes the server's own paths out of what it answers: a served folder's absolute path (and
-    the play folder's) followed by a path becomes that path relative to the folder; the folder
-    alone, its name."""
-
-    def __init__(self, folders):
-        pairs: dict[str, str] = {}
-        for f in folders:
-            for form in {str(f), os.path.realpath(f)}:
-                form = form.rstrip(os.sep)
-                if form:
-                    pairs[form + os.sep] = ""
-                    pairs[form] = Path(form).name or "."
-        self.pairs = sorted(pairs.items(), key=lambda kv: -len(kv[0]))  # the longest first: a folder inside another
-        self.json_pairs = [(json.dumps(a, ensure_ascii=False)[1:-1].encode(), json.dumps(b, ensure_ascii=False)[1:-1].encode())
-                           for a, b in self.pairs]
-
-    def text(self, s: str) -> str:
-        for a, b in self.pairs:
-            if a in s:
-                s = s.replace(a, b)
-        return s
-
-    def json(self, data: bytes) -> bytes:
-        """The same on JSON text (the paths as JSON strings spell them)."""
-        for a, b in self.json_pairs:
-            if a in data:
-                data = data.replace(a, b)
-        return data
 
 
 def _refused(e: Refused) -> Response:

@@ -11,13 +11,15 @@ folder may come from anyone): every file is read through :mod:`referee.logs.file
 files only, never blocking, confined to the folder, JSON of any depth refused as bad JSON),
 and an entry that cannot be read is listed with a note rather than failing the page.  A log
 that a match is still writing (:func:`referee.logs.log.being_written`) is not listed at all.
-The index walks at most :data:`MAX_WALK_ENTRIES` entries per request.
+The index walks at most :data:`MAX_WALK_ENTRIES` entries per request, at most
+:data:`MAX_WALK_DEPTH` folders deep.
 
 Nothing here writes; the play page's logs go to their own folder (``referee.web.play``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from dataclasses import dataclass
@@ -32,6 +34,8 @@ MAX_FILE_BYTES = 64 * 2**20
 TOURNAMENT_FILES = ("manifest.json", "tournament.json")
 #: The index stops walking the served folders after this many entries (files and folders), saying so.
 MAX_WALK_ENTRIES = 50_000
+#: ... and goes no deeper than this many folders below a served folder.
+MAX_WALK_DEPTH = 24
 
 
 class Refused(Exception):
@@ -134,6 +138,11 @@ class Roots:
                     break
                 d = Path(dirpath)
                 dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))
+                if dirnames and len(d.relative_to(base).parts) >= MAX_WALK_DEPTH:
+                    dirnames[:] = []
+                    deep = f"folders more than {MAX_WALK_DEPTH} deep are not listed"
+                    if deep not in notes:
+                        notes.append(deep)
                 if any(n in filenames for n in TOURNAMENT_FILES):
                     kind, note = _folder_kind(d)
                     out.append(Item(kind, i, self.rel(i, d), d.name or str(d), note=note))
@@ -182,3 +191,34 @@ def _is_duel(folder: Path) -> bool:
         return body["config"].get("format") == "head-to-head"
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
+
+
+class Scrub:
+    """Takes the server's own paths out of what it answers: a served folder's absolute path (and
+    the play folder's) followed by a path becomes that path relative to the folder; the folder
+    alone, its name."""
+
+    def __init__(self, folders):
+        pairs: dict[str, str] = {}
+        for f in folders:
+            for form in {str(f), os.path.realpath(f)}:
+                form = form.rstrip(os.sep)
+                if form:
+                    pairs[form + os.sep] = ""
+                    pairs[form] = Path(form).name or "."
+        self.pairs = sorted(pairs.items(), key=lambda kv: -len(kv[0]))  # the longest first: a folder inside another
+        self.json_pairs = [(json.dumps(a, ensure_ascii=False)[1:-1].encode(), json.dumps(b, ensure_ascii=False)[1:-1].encode())
+                           for a, b in self.pairs]
+
+    def text(self, s: str) -> str:
+        for a, b in self.pairs:
+            if a in s:
+                s = s.replace(a, b)
+        return s
+
+    def json(self, data: bytes) -> bytes:
+        """The same on JSON text (the paths as JSON strings spell them)."""
+        for a, b in self.json_pairs:
+            if a in data:
+                data = data.replace(a, b)
+        return data

@@ -72,6 +72,11 @@ def running(folder: Path) -> bool:
 
 def progress(folder: Path, done: int) -> dict:
     """Units planned and done, the run's state and an ETA from the journal's recent pace."""
+    with files.confined(folder):
+        return _progress(folder, done)
+
+
+def _progress(folder: Path, done: int) -> dict:
     total = None
     try:
         m = T.read_manifest(folder)
@@ -81,8 +86,7 @@ def progress(folder: Path, done: int) -> dict:
         pass
     entries = []
     try:
-        with files.confined(folder):
-            text = files.read_text(folder / T.JOURNAL_FILE, errors="replace")
+        text = files.read_text(folder / T.JOURNAL_FILE, errors="replace")
         for line in text.splitlines():
             try:
                 e = files.loads(line)
