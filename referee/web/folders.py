@@ -161,7 +161,7 @@ class Roots:
                             logs.append(Item("log", i, self.rel(i, p), n, 0, 0.0,
                                              note=files.NotAFile(p, st.st_mode).strerror))
                             continue
-                        if being_written(p):  # a match in progress: shown when it ends
+                        if st.st_size == 0 or being_written(p):  # a match starting (its name reserved) or in progress
                             continue
                         logs.append(Item("log", i, self.rel(i, p), n, st.st_size, st.st_mtime))
             else:

@@ -23,6 +23,7 @@ not read at all (:func:`referee.logs.log.open_log`): a match in progress shows n
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import threading
@@ -130,7 +131,7 @@ _INDEX_LOCK = threading.Lock()
 
 
 def _version(f: BinaryIO) -> tuple:
-    st = files.os.fstat(f.fileno())
+    st = os.fstat(f.fileno())
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
@@ -371,6 +372,8 @@ def replay_data(path: Path, rel: str, partie: int, deal: int, shown: str | None 
         start = _record_at(f, index.starts.get(partie))
     finally:
         f.close()
+    if start is not None and (start.get("type") != "partie_start" or start.get("partie") != partie):
+        start = None
     if rec is None or rec.get("type") != "deal" or rec.get("partie") != partie or rec.get("deal") != deal:
         raise LogError(f"{path.name}: no deal {deal} in partie {partie}")
     try:
