@@ -246,6 +246,29 @@ def test_a_manifest_naming_a_device_a_fifo_or_a_file_outside_gets_notes_not_a_ha
     assert sum(row["partie"] for row in d["tables"]["standings"]) == 3
 
 
+def test_a_fifo_beside_the_results_database_is_a_note_and_the_logs_are_read(tmp_path):
+    """SQLite is never handed a FIFO planted beside the database (as its WAL): a note, and the
+    tables come from the logs."""
+    from referee.tournaments import results
+
+    root = tmp_path / "served"
+    tour = root / "tour"
+    _tournament_with(tour, [("ok", "logs/ok.jsonl")], {})
+    write_random_log(tour / "logs" / "ok.jsonl", deals=12)
+    (tour / "units.journal").write_text(json.dumps({"id": "ok", "status": "done", "sha256": sha256(tour / "logs" / "ok.jsonl")}) + "\n")
+    results.connect(tour / "results.sqlite", create=True).close()
+    os.mkfifo(tour / "results.sqlite-wal")
+    srv = served(root)
+    try:
+        status, body = srv.get("/api/tournament/0/tour", HANG_S)
+    finally:
+        srv.stop()
+    assert status == 200, body
+    d = json.loads(body)
+    assert any("results.sqlite-wal: a FIFO" in n and "read from the logs instead" in n for n in d["notes"])
+    assert d["logs"] == ["logs/ok.jsonl"]
+
+
 def test_deep_or_malformed_json_in_a_served_folder_is_a_note_never_a_500(tmp_path):
     root = tmp_path / "served"
     (root / "deep").mkdir(parents=True)

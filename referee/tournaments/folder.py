@@ -79,10 +79,7 @@ def journal(out: Path) -> dict[str, dict]:
     path = out / JOURNAL_FILE
     if not os.path.lexists(path):
         return entries
-    try:
-        text = files.read_text(path, errors="replace")  # a regular file only (files.open_regular)
-    except OSError:
-        return entries  # nothing on record (the logs are left out, each with its note)
+    text = files.read_text(path, errors="replace")  # a regular file only: OSError for a FIFO, never a hang
     for line in text.splitlines():
         try:
             e = files.loads(line)

@@ -475,8 +475,8 @@ class Source:
 
 
 def _db_readable(folder: Path, notes: list[str]) -> bool:
-    """The database and its WAL files are regular files (SQLite would block on a FIFO), inside the
-    folder being read; else a note, and the logs are read instead."""
+    """The database and its WAL files are regular files (SQLite is never handed a FIFO or a
+    device), inside the folder being read; else a note, and the logs are read instead."""
     db = db_path(folder)
     try:
         files.refuse_special(db, Path(f"{db}-wal"), Path(f"{db}-shm"))
