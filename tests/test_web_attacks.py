@@ -206,6 +206,17 @@ def test_folders_nested_deeper_than_the_walk_goes_are_a_note(tmp_path):
             deep = deep.parent
 
 
+def tournament_api(root: Path, rel: str) -> dict:
+    """The tournament page's data of ``root/rel``, asked of a live server (a hang fails the test)."""
+    srv = served(root)
+    try:
+        status, body = srv.get(f"/api/tournament/0/{rel}", HANG_S)
+    finally:
+        srv.stop()
+    assert status == 200, body
+    return json.loads(body)
+
+
 def _tournament_with(folder: Path, units: list[tuple[str, str]], journal: dict[str, str]) -> None:
     """A tournament folder by hand: a manifest naming each unit's log, a journal recording them done."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -230,13 +241,7 @@ def test_a_manifest_naming_a_device_a_fifo_or_a_file_outside_gets_notes_not_a_ha
     (tour / "logs" / "link.jsonl").symlink_to(linked)
     write_random_log(inside, deals=12)
     (tour / "units.journal").open("a").write(json.dumps({"id": "ok", "status": "done", "sha256": sha256(inside)}) + "\n")
-    srv = served(root)
-    try:
-        status, body = srv.get("/api/tournament/0/tour", HANG_S)
-    finally:
-        srv.stop()
-    assert status == 200, body
-    d = json.loads(body)
+    d = tournament_api(root, "tour")
     notes = "\n".join(d["notes"])
     assert "dev/zero: cannot be read (a character device" in notes
     assert "outside.jsonl: cannot be read (outside the folder" in notes
@@ -258,13 +263,7 @@ def test_a_fifo_beside_the_results_database_is_a_note_and_the_logs_are_read(tmp_
     (tour / "units.journal").write_text(json.dumps({"id": "ok", "status": "done", "sha256": sha256(tour / "logs" / "ok.jsonl")}) + "\n")
     results.connect(tour / "results.sqlite", create=True).close()
     os.mkfifo(tour / "results.sqlite-wal")
-    srv = served(root)
-    try:
-        status, body = srv.get("/api/tournament/0/tour", HANG_S)
-    finally:
-        srv.stop()
-    assert status == 200, body
-    d = json.loads(body)
+    d = tournament_api(root, "tour")
     assert any("results.sqlite-wal: a FIFO" in n and "read from the logs instead" in n for n in d["notes"])
     assert d["logs"] == ["logs/ok.jsonl"]
 
