@@ -9,11 +9,9 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -23,8 +21,7 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-from referee.web.app import create_app  # noqa: E402
-from referee.web.serve import server_for  # noqa: E402
+from tests.web_server import LiveServer  # noqa: E402
 
 BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 DRIVER = shutil.which("chromedriver")
@@ -52,29 +49,10 @@ def browser():
     d.quit()
 
 
-class Server:
-    def __init__(self, folders, play_dir):
-        self.app = create_app(folders, play_dir=play_dir, sandbox="none")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.server = server_for(self.app, "127.0.0.1", self.port)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.05)
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def stop(self):
-        self.server.should_exit = True
-        self.thread.join(30)
-        assert not self.thread.is_alive(), "the server did not stop (an open page kept it running)"
-
-
 @pytest.fixture
 def server(tmp_path):
     (tmp_path / "served").mkdir()
-    srv = Server([tmp_path / "served"], tmp_path / "served" / "plays")
+    srv = LiveServer([tmp_path / "served"], tmp_path / "served" / "plays")
     yield srv
     srv.stop()
 

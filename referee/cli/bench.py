@@ -120,14 +120,16 @@ def bench_table(
 def bench_web(
     partie: int = typer.Option(100_000, min=6, help="Partie in the generated results database behind the tournament page."),
     deals: int = typer.Option(1200, min=12, help="Deals of the generated log whose replays are timed (1200: a match of 100 partie)."),
+    big_mb: float = typer.Option(60.0, "--big-log-mb", min=0.0, help="Size of the large generated log served by `marias serve` in a process of its own (0: skip that part)."),
+    at_once: int = typer.Option(4, "--at-once", min=1, max=32, help="Requests for the large log's page sent at once."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ):
-    """marias serve's pages: the tournament page over a generated results database of --partie rows (goal <= 1 s), a deal's replay (goal <= 200 ms), and what a page weighs (goal <= 500 KB)."""
+    """marias serve's pages: the tournament page over a generated results database of --partie rows (goal <= 1 s), a deal's replay (goal <= 200 ms), and what a page weighs (goal <= 500 KB). Then a large log (--big-log-mb, 60 MB: under the 64 MB served) served by `marias serve` in a process of its own: the server's peak memory (RSS) and CPU while it answers the log page's data once and --at-once times at once (goal: <= 150 MB over the server's memory before), a small page's time meanwhile, and the CPU of a replay of one deal."""
     import tempfile
 
     from ..tools.bench import write_random_log
     from ..tools.bench_ladder import synthetic_season
-    from ..web.bench import measure
+    from ..web.bench import big_log, measure
 
     with tempfile.TemporaryDirectory(prefix="marias-bench-web-") as tmp:
         root = Path(tmp)
@@ -135,8 +137,16 @@ def bench_web(
         (root / "logs").mkdir()
         write_random_log(root / "logs" / "random.jsonl", deals=deals)
         result = measure(root, "season", "logs/random.jsonl")
-    result["partie"] = partie
+        result["partie"] = partie
+        if big_mb > 0:
+            (root / "big" / "logs").mkdir(parents=True)
+            write_random_log(root / "big" / "logs" / "big.jsonl", deals=max(12, round(big_mb * 2**20 / BYTES_PER_DEAL)))
+            result.update(big_log(root / "big", "logs/big.jsonl", at_once=at_once))
     _print_bench(result, as_json)
+
+
+#: About what one deal of a random log weighs (to size --big-log-mb).
+BYTES_PER_DEAL = 1870
 
 
 @bench_app.command("validate-memory")

@@ -22,11 +22,16 @@ Every line is written whole and the file is flushed and fsynced after each
 deal, so a match killed mid-deal leaves a log whose finished deals are valid;
 its missing ``partie_end``/``footer`` (or a half line) marks it incomplete.
 Log files are created exclusively (never overwritten), mode 0600, in folders
-created 0700.
+created 0700.  While it writes, a :class:`LogWriter` holds an exclusive ``flock`` on its
+file, from before the header until the footer (or until it stops, or its process dies): a
+reader that must not see a match in progress (``marias serve``) opens the log with
+:func:`open_log`, which refuses a log so held (:class:`BeingWritten`) without waiting.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import re
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 from ..rules.cards import SUIT_CODES
 from ..rules.partie import Partie, partie_seed, places, seed_sha256
+from . import files
 from .seal import GENESIS, load_signing_key, make_private_dir, public_key_text, seal_line
 
 if TYPE_CHECKING:
@@ -108,6 +114,52 @@ def _open_exclusive(path: Path) -> int:
             return fd
         os.close(fd)
         raise FileExistsError(f"{path} exists; a log is never overwritten (choose another name)") from None
+
+
+def _hold(fd: int) -> None:
+    """Take the writer's exclusive lock on a new log (released when the file is closed, or when the
+    process dies).  A reader holds its shared lock only while it reads a log no writer holds (a
+    new one is empty, so that is an instant): the wait is short.  On a file system without
+    ``flock`` the log is written all the same, unmarked."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        pass
+
+
+class BeingWritten(OSError):
+    """A log a :class:`LogWriter` is writing now (its match is still being played)."""
+
+    def __init__(self, path):
+        super().__init__(errno.EBUSY, "its match is still being played: the log is shown when it ends", str(path))
+
+
+def open_log(path, *, max_bytes: int | None = None):
+    """A log opened for reading (binary) when no :class:`LogWriter` of any process is writing it:
+    a regular file (:func:`referee.logs.files.open_regular`) on which a shared lock is taken
+    without waiting and kept until the file is closed, so no writer starts on it meanwhile.
+    :class:`BeingWritten` when a writer holds it (a log whose writer died is not held: it is read,
+    and shows as incomplete)."""
+    f = files.open_regular(path, max_bytes=max_bytes)
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise BeingWritten(path) from None
+    except OSError:
+        pass  # no flock here: nothing is marked
+    return f
+
+
+def being_written(path) -> bool:
+    """Whether a :class:`LogWriter` of any process is writing the log ``path`` now (never waits)."""
+    try:
+        open_log(path).close()
+    except BeingWritten:
+        return True
+    except OSError:
+        pass
+    return False
 
 
 def referee_version() -> str:
@@ -259,7 +311,9 @@ class LogWriter:
         self.fsync = fsync
         self._signer = load_signing_key(sign_key) if sign_key is not None else None
         make_private_dir(self.path.parent)
-        self._f = os.fdopen(_open_exclusive(self.path), "w", encoding="utf-8", newline="\n")
+        fd = _open_exclusive(self.path)
+        _hold(fd)
+        self._f = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         self._chain = GENESIS
         h = {
             "type": "header",
@@ -395,7 +449,8 @@ def forfeit_record(partie: int, seat: int, from_deal: int, payments: list[int],
 
 def split_lines(path) -> tuple[list, bool]:
     """The file's lines (str, or bytes if it is not UTF-8) and whether it ends with a newline."""
-    data = Path(path).read_bytes()
+    with files.open_regular(path) as f:  # never a FIFO or a device
+        data = f.read()
     try:  # one decode of the whole file is cheaper than one per line
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -438,6 +493,8 @@ def parse_line(n: int, raw, is_last: bool, ends_with_newline: bool) -> tuple[int
         obj = loads_strict(raw)
     except DuplicateKey as e:
         return n, None, str(e)
+    except RecursionError:
+        return n, None, "not JSON (nested too deep)"
     except (ValueError, UnicodeDecodeError) as e:
         if not raw.strip():
             return n, None, "blank line"
@@ -462,7 +519,7 @@ def stream_lines(path) -> Iterator[tuple[int, object, bool, bool]]:
     """(line number, line, is_last, ends_with_newline) of a file read line by line (memory flat
     whatever its size): the line as str where it is UTF-8, else bytes, without its newline.
     Nothing for a file with no content but white space (as :func:`split_lines` gives no lines)."""
-    with open(path, "rb") as f:
+    with files.open_regular(path) as f:  # never a FIFO or a device
         prev = f.readline()
         if not prev:
             return

@@ -13,13 +13,14 @@ table.  :func:`seed_warnings` is what is printed when a seed is given.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
 import stat
 from pathlib import Path
 from typing import Iterable
+
+from ..logs import files
 
 PUBLIC = "public seed"  # typed on the command line or in a configuration: anyone who knows it deals every hand
 SECRET = "secret seed"  # drawn by the referee, or read from a seed file the bots cannot see
@@ -129,9 +130,9 @@ def inside(path: str | os.PathLike, folder: str | os.PathLike) -> bool:
 def log_decks(path: str | os.PathLike) -> str | None:
     """The header's ``decks`` of one log (None: an older log that does not say)."""
     try:
-        with open(path, "rb") as f:
+        with files.open_regular(path) as f:  # never a FIFO or a device
             first = f.readline(1 << 20)
-        h = json.loads(first)
+        h = files.loads(first)
     except (OSError, ValueError):
         return None
     v = h.get("decks") if isinstance(h, dict) and h.get("type") == "header" else None

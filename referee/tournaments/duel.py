@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import tournament as T
+from ..logs import files
 from .folder import FolderLock
 from ..seats.pool import Pool, Task
 from ..seats.sandbox import mark_output
@@ -151,7 +152,7 @@ def scan(out: Path, plan: Plan, *, check: bool = True) -> Scan:
         if why is None:
             try:
                 sc.units[uid] = unit_sample(path, plan.a)
-            except ValueError as e:
+            except (OSError, ValueError) as e:
                 sc.bad[uid] = str(e)
         else:
             sc.bad[uid] = why
@@ -245,7 +246,7 @@ def is_duel_folder(path) -> bool:
     if not state.is_file():
         return False
     try:
-        return json.loads(state.read_text(encoding="utf-8"))["config"].get("format") == T.HEAD_TO_HEAD
+        return files.read_json(state)["config"].get("format") == T.HEAD_TO_HEAD
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
@@ -260,7 +261,7 @@ def report_and_logs(folder) -> tuple[dict, list[Path]]:
     other tables (standings, pairs, play, ...) are computed from, so that a group finished after the
     decision (or after a gap) counts in none of them."""
     folder = Path(folder)
-    body = json.loads((folder / T.STATE_FILE).read_text(encoding="utf-8"))
+    body = files.read_json(folder / T.STATE_FILE)  # a regular file only, never deep JSON
     plan = plan_from_state(body["config"], body.get("id_width"))
     sc = scan(folder, plan)
     st = sc.state()

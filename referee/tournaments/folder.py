@@ -14,6 +14,7 @@ import os
 import time
 from pathlib import Path
 
+from ..logs import files
 from .tournament_config import TournamentError
 
 STATE_FILE = "tournament.json"
@@ -61,12 +62,12 @@ def write_json(path: Path, body: dict) -> None:
 def read_manifest(folder: Path) -> dict | None:
     """The manifest of a tournament folder (None when there is none); ValueError when it is unreadable."""
     path = Path(folder) / MANIFEST_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        body = files.read_json(path)  # a regular file only: never a FIFO, a device, deep JSON
     except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a tournament manifest ({e})") from None
+        raise ValueError(f"{path}: not a tournament manifest ({getattr(e, 'strerror', None) or e})") from None
     if not isinstance(body, dict) or body.get("format") != MANIFEST_FORMAT or not isinstance(body.get("units"), list):
         raise ValueError(f"{path}: not a tournament manifest")
     return body
@@ -76,11 +77,12 @@ def journal(out: Path) -> dict[str, dict]:
     """The last journal entry of each unit (``status`` done or failed)."""
     entries: dict[str, dict] = {}
     path = out / JOURNAL_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         return entries
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    text = files.read_text(path, errors="replace")  # a regular file only: OSError for a FIFO, never a hang
+    for line in text.splitlines():
         try:
-            e = json.loads(line)
+            e = files.loads(line)
         except ValueError:
             continue  # a line cut short by a crash
         if isinstance(e, dict) and isinstance(e.get("id"), str):

@@ -150,13 +150,12 @@ def log_paths(paths: Iterable, recorded: dict | None = None) -> tuple[list[Path]
 
 def is_duel(folder: Path) -> bool:
     """A head-to-head folder (its tournament.json says ``format: head-to-head``)."""
-    import json
-
+    from ..logs import files
     from .folder import STATE_FILE
     from .tournament_config import HEAD_TO_HEAD
 
     try:
-        body = json.loads((Path(folder) / STATE_FILE).read_text(encoding="utf-8"))
+        body = files.read_json(Path(folder) / STATE_FILE)  # a regular file only, never deep JSON
         return body["config"].get("format") == HEAD_TO_HEAD
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
@@ -221,7 +220,7 @@ def read_logs(paths: Iterable, validate: bool, skipped: list[str], rejected: lis
     A tournament's log counts only when its SHA-256 is the one ``units.journal`` recorded when
     the unit was accepted; a log that differs is named in ``rejected`` (``skipped`` when None).
     Copies of one match (the same seed commitment and final hash) count once, the others named."""
-    from ..seats.identity import file_sha256
+    from ..logs.files import sha256 as file_sha256  # a regular file only (referee.logs.files)
     from ..logs.log import read_log
     from ..logs.validate import validate_file
 
@@ -238,13 +237,17 @@ def read_logs(paths: Iterable, validate: bool, skipped: list[str], rejected: lis
         if not path.exists():
             skipped.append(f"{path}: no such file")
             continue
-        if path in recorded:
-            actual = file_sha256(path)
-            if actual != recorded[path]:
-                note, error = not_recorded_note(path, recorded[path], actual)
-                (rejected if error and rejected is not None else skipped).append(note)
-                continue
-        records, problems = read_log(path)
+        try:
+            if path in recorded:
+                actual = file_sha256(path)
+                if actual != recorded[path]:
+                    note, error = not_recorded_note(path, recorded[path], actual)
+                    (rejected if error and rejected is not None else skipped).append(note)
+                    continue
+            records, problems = read_log(path)
+        except OSError as e:  # a FIFO, a device, a file outside the folder served, unreadable
+            skipped.append(f"{path}: cannot be read ({e.strerror or e}); left out")
+            continue
         if not records or records[0].get("type") != "header" or records[0].get("format") != "marias-log":
             skipped.append(f"{path}: not a marias log; left out")
             continue

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from ..logs import files
 from ..seats.identity import file_sha256
 
 DB_FILE = "results.sqlite"
@@ -411,7 +412,12 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
             continue
         if recorded is not None:
             want = recorded.get(p)
-            actual = file_sha256(p)
+            try:
+                actual = files.sha256(p)  # a regular file only: never a FIFO or /dev/zero
+            except OSError as e:
+                notes.append(f"{p}: cannot be read ({e.strerror or e}); left out")
+                skip.add(rel)
+                continue
             if actual != want:
                 note, error = not_recorded_note(p, want, actual)
                 (errors if error else notes).append(note)
@@ -468,6 +474,18 @@ class Source:
     rejected: list[str] = field(default_factory=list)  # logs left out because they are not the ones on record
 
 
+def _db_readable(folder: Path, notes: list[str]) -> bool:
+    """The database and its WAL files are regular files (SQLite is never handed a FIFO or a
+    device), inside the folder being read; else a note, and the logs are read instead."""
+    db = db_path(folder)
+    try:
+        files.refuse_special(db, Path(f"{db}-wal"), Path(f"{db}-shm"))
+    except OSError as e:
+        notes.append(f"{e.filename}: {e.strerror}; the tables are read from the logs instead")
+        return False
+    return True
+
+
 def gather(paths: Iterable, *, use_db: bool = True) -> Source:
     """The summaries of ``paths``: from a tournament folder's results database where it has one
     (:mod:`referee.tournaments.results`; a cheap check against the manifest's logs adds notes), else from its
@@ -482,7 +500,7 @@ def gather(paths: Iterable, *, use_db: bool = True) -> Source:
     plain: list[Path] = []
     for p in paths:
         folder = tournament_folder(p)
-        if use_db and folder is not None and db_path(folder).is_file():
+        if use_db and folder is not None and db_path(folder).is_file() and _db_readable(folder, notes):
             if folder.resolve() not in {d.resolve() for d in dbs}:
                 dbs.append(folder)
         else:

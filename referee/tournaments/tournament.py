@@ -39,6 +39,7 @@ from .folder import (  # the output folder's files; callers may reach these as r
     FolderLock, INVALID_DIR, JOURNAL_FILE, LOCK_FILE, LOGS_DIR, MANIFEST_FILE, MANIFEST_FORMAT, STATE_FILE,
     STATE_FORMAT, journal, journal_add, read_manifest, write_json,
 )
+from ..logs import files
 from ..rules.cards import Card
 from ..seats.identity import file_sha256
 from ..matches.match import FaultPolicy, MatchConfig, run_match
@@ -338,7 +339,7 @@ def quick_check_unit_log(path: Path, unit: Unit, result: dict | None = None) -> 
 
 def _log_ends(path: Path) -> tuple[list, dict | None]:
     """The header's bot labels and the footer (None when the last line is not one), reading only the ends."""
-    with open(path, "rb") as f:
+    with files.open_regular(path) as f:
         first = f.readline()
         f.seek(0, os.SEEK_END)
         size = f.tell()

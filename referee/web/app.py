@@ -9,17 +9,30 @@ CSS from the npm package ``uplot`` 1.6.32, vendored in ``referee/web/static`` wi
 chosen over Chart.js for its size (50 KB against about 200 KB, which matters for the 500 KB a
 page may weigh and for the self-contained report) and because it draws tens of thousands of
 points on a canvas quickly (a season's cumulative curves).  Requests must name this server as their Host (DNS rebinding) and
-POSTs must come from its own pages (Origin), so another web site cannot drive it.
+POSTs must come from its own pages (an Origin of the same scheme, host and port), so another web site cannot drive it.
+
+No request can hold the server: the folders are read through :mod:`referee.logs.files` (never
+blocking on a FIFO or a device, never outside the folder), a log's data are streamed and a
+replay reads three lines of its log (:mod:`referee.web.log_data`), and all file work runs in
+threads, never on the event loop: reading logs in a pool of its own (:data:`LOG_THREADS`
+threads), the rest in anyio's default pool (40 threads), so requests for large logs queue among
+themselves while every other page answers.  A log that a match is still writing is neither
+listed nor served (409), by whatever marias process writes it, the play page's own games
+included: the play page knows no more than its seat.  Answers name files by their path
+relative to the served folder, never by the server's absolute paths (:class:`Scrub`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import threading
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 from pathlib import Path
+
+import anyio
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -31,8 +44,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from .folders import Refused, Roots
-from .log_data import LogError, log_data, replay_data
+from ..logs.log import BeingWritten, being_written
+from .folders import Refused, Roots, Scrub
+from .log_data import LogError, open_log_data, replay_data
 from .play import Sessions
 from .tournament_data import TableCache, progress
 
@@ -42,6 +56,24 @@ TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 LIVE_TICK_S = 1.0
+#: Threads that read logs (the log page's data, replays): more requests for logs wait their turn,
+#: while the other pages answer from anyio's default pool.
+LOG_THREADS = 4
+
+
+def same_origin(scope, headers: dict) -> bool:
+    """The request's Origin is this server: the same scheme, host and port as the request was sent to."""
+    origin, host = headers.get("origin"), headers.get("host")
+    if not origin or not host:
+        return False
+    try:
+        o, h = urlsplit(origin), urlsplit("//" + host)
+        scheme = scope.get("scheme") or "http"
+        default = {"http": 80, "https": 443}.get(scheme)
+        return (o.scheme == scheme and o.hostname is not None and o.hostname == h.hostname
+                and (o.port or default) == (h.port or default) and o.path in ("", "/") and not o.query)
+    except ValueError:  # a port that is not a number
+        return False
 
 
 class Headers:
@@ -53,11 +85,11 @@ class Headers:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        if scope["method"] == "POST":
-            h = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            origin = h.get("origin")
-            if origin is not None and origin.split("://", 1)[-1] != h.get("host"):
-                return await PlainTextResponse("cross-origin request refused", 403)(scope, receive, send)
+        if scope["method"] not in ("GET", "HEAD"):
+            h = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            if not same_origin(scope, h):
+                return await PlainTextResponse("refused: a POST must come from this server's own pages (Origin)",
+                                               403)(scope, receive, send)
 
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
@@ -85,6 +117,33 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
     cache = TableCache()
     sessions = Sessions(Path(play_dir) if play_dir else roots.folders[0] / "plays", extra_bots, bot_move_ms, sandbox)
     stopping = threading.Event()  # set when the server stops: the live streams end within a tick
+    scrub = Scrub([*roots.folders, sessions.log_dir])
+    limiters: dict[str, anyio.CapacityLimiter] = {}
+
+    class Answer(JSONResponse):
+        def render(self, content) -> bytes:
+            return scrub.json(super().render(content))
+
+    def plain(text: str, status: int) -> Response:
+        return PlainTextResponse(scrub.text(text), status)
+
+    async def in_log_thread(fn, *args):
+        """Run ``fn`` in the log readers' own pool (made on first use: it belongs to the event loop)."""
+        if "logs" not in limiters:
+            limiters["logs"] = anyio.CapacityLimiter(LOG_THREADS)
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=limiters["logs"])
+
+    async def streamed(pieces):
+        """The pieces of a sync iterator, each made in the log readers' pool (the event loop never reads)."""
+        end = object()
+        try:
+            while True:
+                piece = await in_log_thread(next, pieces, end)
+                if piece is end:
+                    return
+                yield piece
+        finally:
+            pieces.close()  # the file is closed even when the browser left half way
 
     async def open_stream(request: Request) -> bool:
         return not stopping.is_set() and not await request.is_disconnected()
@@ -93,10 +152,11 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         return TEMPLATES.TemplateResponse(request, template, {"title": title, "page": data, "inline": None})
 
     async def index(request: Request):
-        items = await run_in_threadpool(roots.items)
+        items, notes = await run_in_threadpool(roots.items)
         return TEMPLATES.TemplateResponse(request, "index.html", {
-            "title": "the served folders", "items": items, "roots": [str(f) for f in roots.folders], "bots": sessions.choices(),
-            "page": {"kind": "index"}, "inline": None})
+            "title": "the served folders", "items": items, "notes": notes,
+            "roots": [f.name or "/" for f in roots.folders], "bots": sessions.choices(), "page": {"kind": "index"},
+            "inline": None})
 
     # ------------------------------------------------------------------ tournaments and duels
     def _folder(request: Request) -> Path:
@@ -119,9 +179,9 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             data = await run_in_threadpool(cache.get, folder)
         except Refused as e:
             return _refused(e)
-        except (OSError, ValueError) as e:
-            return PlainTextResponse(f"cannot table {folder.name}: {e}", 422)
-        return JSONResponse(data)
+        except Exception as e:  # noqa: BLE001 - whatever the folder holds, the page says why, the server goes on
+            return plain(f"cannot table {folder.name}: {type(e).__name__}: {e}", 422)
+        return Answer(data)
 
     async def tournament_events(request: Request):
         try:
@@ -134,11 +194,11 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             while await open_stream(request):
                 try:
                     data = await run_in_threadpool(cache.get, folder)
-                except (OSError, ValueError) as e:
-                    data = {"error": str(e), "computed": str(e)}
+                except Exception as e:  # noqa: BLE001 - shown on the page, the stream goes on
+                    data = {"error": f"{type(e).__name__}: {e}", "computed": str(e)}
                 if data.get("computed") != last:  # new tables (a unit was accepted, the run stopped or resumed)
                     last, last_prog = data.get("computed"), data.get("progress")
-                    yield f"event: data\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+                    yield scrub.text(f"event: data\ndata: {json.dumps(data, ensure_ascii=False)}\n\n")
                 else:
                     prog = await run_in_threadpool(progress, folder, (last_prog or {}).get("done", 0))
                     if data.get("duel") and data["progress"]["state"] == "finished" and prog["state"] != "running":
@@ -160,22 +220,38 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             raise Refused(404, f"{rel}: not a log (a .jsonl file)")
         return path, f"{root}/{rel}"
 
+    def _unread(rel: str, e: OSError) -> Response:
+        """A log that cannot be read now: a match is writing it (409), or it is no regular file, or unreadable."""
+        return plain(f"{rel}: {e.strerror or e}", 409 if isinstance(e, BeingWritten) else 422)
+
+    async def _page_log(request: Request) -> tuple[Path, str]:
+        """The log a page shows (its data come from the API): refused while a match writes it."""
+        path, key = _log(request)
+        if await run_in_threadpool(being_written, path):
+            raise BeingWritten(path)
+        return path, key
+
     async def log_page(request: Request):
         try:
-            path, key = _log(request)
+            path, key = await _page_log(request)
         except Refused as e:
             return _refused(e)
+        except BeingWritten as e:
+            return _unread(_root(request)[1], e)
         return page(request, "log.html", path.name, {"kind": "log", "api": f"/api/log/{key}",
                                                       "replay_api": f"/api/replay/{key}", "replay": f"/replay/{key}"})
 
     async def log_api(request: Request):
         try:
             path, key = _log(request)
-            return JSONResponse(await run_in_threadpool(log_data, path, key))
+            pieces = await in_log_thread(open_log_data, path, key, scrub.json)  # opened, its header read
         except Refused as e:
             return _refused(e)
         except LogError as e:
-            return PlainTextResponse(str(e), 422)
+            return plain(str(e), 422)
+        except OSError as e:
+            return _unread(_root(request)[1], e)
+        return StreamingResponse(streamed(pieces), media_type="application/json")
 
     def _deal_args(request: Request) -> tuple[int, int]:
         try:
@@ -185,10 +261,12 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     async def replay_page(request: Request):
         try:
-            path, key = _log(request)
+            path, key = await _page_log(request)
             partie, deal = _deal_args(request)
         except Refused as e:
             return _refused(e)
+        except BeingWritten as e:
+            return _unread(_root(request)[1], e)
         return page(request, "replay.html", f"{path.name} · partie {partie} deal {deal}", {
             "kind": "replay", "api": f"/api/replay/{key}?partie={partie}&deal={deal}", "log": f"/log/{key}",
             "log_api": f"/api/log/{key}", "replay": f"/replay/{key}", "partie": partie, "deal": deal})
@@ -197,11 +275,13 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         try:
             path, key = _log(request)
             partie, deal = _deal_args(request)
-            return JSONResponse(await run_in_threadpool(replay_data, path, key, partie, deal))
+            return Answer(await in_log_thread(replay_data, path, key, partie, deal, _root(request)[1]))
         except Refused as e:
             return _refused(e)
         except LogError as e:
-            return PlainTextResponse(str(e), 404)
+            return plain(str(e), 404)
+        except OSError as e:
+            return _unread(_root(request)[1], e)
 
     # ------------------------------------------------------------------ play
     async def play_start(request: Request):
@@ -210,7 +290,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         try:
             session = sessions.start(int(form.get("seat", "0")), [str(form.get("bot1", "")), str(form.get("bot2", ""))])
         except ValueError as e:
-            return PlainTextResponse(str(e), 400)
+            return plain(str(e), 400)
         return RedirectResponse(f"/play/{session.id}", status_code=303)
 
     def _session(request: Request):
@@ -248,7 +328,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
                     yield f"id: {n}\nevent: line\ndata: {line}\n\n"
                 if not lines:
                     if s.state not in ("starting", "playing"):
-                        yield f"event: state\ndata: {json.dumps(s.status())}\n\n"
+                        yield scrub.text(f"event: state\ndata: {json.dumps(s.status())}\n\n")
                         return
                     yield ": tick\n\n"
 
@@ -275,7 +355,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     async def play_status(request: Request):
         try:
-            return JSONResponse(_session(request).status())
+            return Answer(_session(request).status())
         except Refused as e:
             return _refused(e)
 
@@ -306,6 +386,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.roots, app.state.cache, app.state.sessions, app.state.stopping = roots, cache, sessions, stopping
+    app.state.scrub = scrub
     return app
 
 

@@ -6,6 +6,14 @@ was encoded in the URL: the router hands us the decoded path), an absolute path,
 that leaves the folder through a symlink, a missing file and a file larger than the limit
 are all refused with an :class:`Refused` that carries the HTTP status to answer.
 
+What the folders hold is not trusted (a bot with a kept ``workdir`` writes inside them, a
+folder may come from anyone): every file is read through :mod:`referee.logs.files` (regular
+files only, never blocking, confined to the folder, JSON of any depth refused as bad JSON),
+and an entry that cannot be read is listed with a note rather than failing the page.  A log
+that a match is still writing (:func:`referee.logs.log.being_written`) is not listed at all.
+The index walks at most :data:`MAX_WALK_ENTRIES` entries per request, at most
+:data:`MAX_WALK_DEPTH` folders deep.
+
 Nothing here writes; the play page's logs go to their own folder (``referee.web.play``).
 """
 
@@ -13,13 +21,21 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..logs import files
+from ..logs.log import being_written
 
 #: A file larger than this is not read for a page (a log of 100 partie is about 2 MB).
 MAX_FILE_BYTES = 64 * 2**20
 
 TOURNAMENT_FILES = ("manifest.json", "tournament.json")
+#: The index stops walking the served folders after this many entries (files and folders), saying so.
+MAX_WALK_ENTRIES = 50_000
+#: ... and goes no deeper than this many folders below a served folder.
+MAX_WALK_DEPTH = 24
 
 
 class Refused(Exception):
@@ -45,6 +61,7 @@ class Item:
     title: str
     size: int = 0
     mtime: float = 0.0
+    note: str = ""  # why it cannot be shown (not a regular file, unreadable)
 
 
 class Roots:
@@ -105,18 +122,30 @@ class Roots:
 
     # ------------------------------------------------------------------ what there is to show
 
-    def items(self, limit: int = 2000) -> list[Item]:
+    def items(self, limit: int = 2000) -> tuple[list[Item], list[str]]:
         """Tournaments and duels (folders with a manifest or tournament.json), then the logs outside
-        them, newest first; at most ``limit`` logs."""
+        them, newest first (at most ``limit``; none that a match is still writing); and notes on what
+        the walk left out."""
         out: list[Item] = []
         logs: list[Item] = []
+        notes: list[str] = []
+        seen = 0
         for i, base in enumerate(self.folders):
             for dirpath, dirnames, filenames in os.walk(base):  # symlinks not followed
+                seen += len(dirnames) + len(filenames)
+                if seen > MAX_WALK_ENTRIES:
+                    notes.append(f"more than {MAX_WALK_ENTRIES} files and folders: the rest is not listed")
+                    break
                 d = Path(dirpath)
                 dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))
+                if dirnames and len(d.relative_to(base).parts) >= MAX_WALK_DEPTH:
+                    dirnames[:] = []
+                    deep = f"folders more than {MAX_WALK_DEPTH} deep are not listed"
+                    if deep not in notes:
+                        notes.append(deep)
                 if any(n in filenames for n in TOURNAMENT_FILES):
-                    kind = "duel" if _is_duel(d) else "tournament"
-                    out.append(Item(kind, i, self.rel(i, d), d.name or str(d)))
+                    kind, note = _folder_kind(d)
+                    out.append(Item(kind, i, self.rel(i, d), d.name or str(d), note=note))
                     dirnames[:] = []  # its logs are shown on its page
                     continue
                 for n in filenames:
@@ -126,16 +155,70 @@ class Roots:
                             st = p.lstat()
                         except OSError:
                             continue
-                        if p.is_symlink():
+                        if stat.S_ISLNK(st.st_mode):
+                            continue
+                        if not stat.S_ISREG(st.st_mode):
+                            logs.append(Item("log", i, self.rel(i, p), n, 0, 0.0,
+                                             note=files.NotAFile(p, st.st_mode).strerror))
+                            continue
+                        if st.st_size == 0 or being_written(p):  # a match starting (its name reserved) or in progress
                             continue
                         logs.append(Item("log", i, self.rel(i, p), n, st.st_size, st.st_mtime))
+            else:
+                continue
+            break
         logs.sort(key=lambda x: -x.mtime)
-        return out + logs[:limit]
+        return out + logs[:limit], notes
+
+
+def _folder_kind(folder: Path) -> tuple[str, str]:
+    """``duel`` or ``tournament``, and a note when its files cannot be read."""
+    with files.confined(folder):
+        for name in TOURNAMENT_FILES:
+            try:
+                files.check(folder / name)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                return "tournament", f"{name}: {e.strerror}"
+    return ("duel" if _is_duel(folder) else "tournament"), ""
 
 
 def _is_duel(folder: Path) -> bool:
     try:
-        body = json.loads((folder / "tournament.json").read_text(encoding="utf-8"))
+        with files.confined(folder):
+            body = files.read_json(folder / "tournament.json")
         return body["config"].get("format") == "head-to-head"
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
+
+
+class Scrub:
+    """Takes the server's own paths out of what it answers: a served folder's absolute path (and
+    the play folder's) followed by a path becomes that path relative to the folder; the folder
+    alone, its name."""
+
+    def __init__(self, folders):
+        pairs: dict[str, str] = {}
+        for f in folders:
+            for form in {str(f), os.path.realpath(f)}:
+                form = form.rstrip(os.sep)
+                if form:
+                    pairs[form + os.sep] = ""
+                    pairs[form] = Path(form).name or "."
+        self.pairs = sorted(pairs.items(), key=lambda kv: -len(kv[0]))  # the longest first: a folder inside another
+        self.json_pairs = [(json.dumps(a, ensure_ascii=False)[1:-1].encode(), json.dumps(b, ensure_ascii=False)[1:-1].encode())
+                           for a, b in self.pairs]
+
+    def text(self, s: str) -> str:
+        for a, b in self.pairs:
+            if a in s:
+                s = s.replace(a, b)
+        return s
+
+    def json(self, data: bytes) -> bytes:
+        """The same on JSON text (the paths as JSON strings spell them)."""
+        for a, b in self.json_pairs:
+            if a in data:
+                data = data.replace(a, b)
+        return data

@@ -10,92 +10,200 @@ talon, the unredacted bidding).  No second redaction exists here.
 
 Views (and the all-seeing facts) are sent as deltas (each step: the keys that changed since the
 step before), which the page applies in order; a deal of 40 decisions weighs a few kilobytes.
+
+Memory and time stay bounded whatever the log (``marias serve`` serves files up to 64 MB): the
+log page's data are *streamed* (:func:`log_chunks`: the log read line by line, each deal's
+summary written out as it is read, nothing of the log kept), and a replay reads only three
+lines, the header, its partie's start and its deal, found by an index of line offsets made once
+per version of the file (:class:`LogIndex`, kept for the last few logs; the log page's stream
+makes it on the way).  A line longer than :data:`MAX_LINE_BYTES` is skipped in bounded pieces,
+with a problem.  A log that a :class:`referee.logs.log.LogWriter` of any process is writing is
+not read at all (:func:`referee.logs.log.open_log`): a match in progress shows nothing.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import re
 import shlex
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable, Iterator
 
 import orjson
 from pathlib import Path
 
 from protocol import messages as M
 
+from ..logs import files
+from ..logs.log import open_log
 from ..logs.replay import replay_record
 from ..logs.validate import parse_deck
 from ..matches.tell import deal_events
 from ..rules.actions import ActionError, parse_action
 from ..rules.deal import Deal, IllegalAction
 
+#: A log line longer than this is not read (a deal record weighs a few KB; the referee's own lines
+#: are far shorter): skipped in bounded pieces, with a problem.
+MAX_LINE_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 16  # the log page's data are sent in pieces of about this size
+PROBLEMS_SHOWN = 5
+CACHED_INDEXES = 8
+
 
 class LogError(ValueError):
     """The file is not a log, or holds no such deal."""
 
 
-_CACHE: "OrderedDict[tuple, tuple[list[dict], list[str]]]" = OrderedDict()
-_CACHE_LOCK = threading.Lock()
-CACHED_LOGS = 6  # logs kept parsed (stepping from deal to deal reads one log again and again)
-CACHED_MAX_BYTES = 8 * 2**20  # larger logs are parsed each time (their objects would weigh too much)
+def _lines(f: BinaryIO) -> Iterator[tuple[int, int, bytes | None]]:
+    """(line number, offset, the line without its newline) of an open file, read line by line; the
+    line is None when it is longer than :data:`MAX_LINE_BYTES` (its bytes are skipped, never kept)."""
+    n = offset = 0
+    while True:
+        raw = f.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        n += 1
+        start, offset = offset, offset + len(raw)
+        if len(raw) > MAX_LINE_BYTES:
+            while not raw.endswith(b"\n"):
+                raw = f.readline(CHUNK_BYTES)
+                if not raw:
+                    break
+                offset += len(raw)
+            yield n, start, None
+            continue
+        yield n, start, raw.rstrip(b"\r\n")
+
+
+def _parse(raw: bytes | None, n: int) -> tuple[dict | None, str | None]:
+    """A line's record (orjson: a page is not the validator, ``marias validate`` is; the deals are
+    replayed through the engine all the same), or why not."""
+    if raw is None:
+        return None, f"line {n}: longer than {MAX_LINE_BYTES // 2**20} MB: not read"
+    try:
+        r = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # malformed, cut short, or nested too deep
+        return None, f"line {n}: not JSON (cut short?)"
+    if not isinstance(r, dict):
+        return None, f"line {n}: not a JSON object"
+    return r, None
+
+
+def _int(v) -> int | None:
+    return v if type(v) is int else None
+
+
+def _dict(v) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v) -> list:
+    return v if isinstance(v, list) else []
+
+
+# ------------------------------------------------------------------ the index of a log's lines
+
+
+@dataclass
+class LogIndex:
+    """Where a log's records start: its header, each partie's start, each deal (the first of each)."""
+
+    header: int | None = None
+    starts: dict[int, int] = field(default_factory=dict)
+    deals: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def add(self, offset: int, rec: dict) -> None:
+        t = rec.get("type")
+        p = _int(rec.get("partie"))
+        if t == "header" and self.header is None:
+            self.header = offset
+        elif t == "partie_start" and p is not None:
+            self.starts.setdefault(p, offset)
+        elif t == "deal" and p is not None and _int(rec.get("deal")) is not None:
+            self.deals.setdefault((p, rec["deal"]), offset)
+
+
+_FAST = re.compile(rb'\{"type":"(deal|partie_start)","partie":(\d{1,9}),(?:"deal":(\d{1,9}),)?')
+_INDEXES: "OrderedDict[tuple, LogIndex]" = OrderedDict()
+_INDEX_LOCK = threading.Lock()
+
+
+def _version(f: BinaryIO) -> tuple:
+    st = os.fstat(f.fileno())
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _remember(key: tuple, index: LogIndex) -> None:
+    with _INDEX_LOCK:
+        _INDEXES[key] = index
+        _INDEXES.move_to_end(key)
+        while len(_INDEXES) > CACHED_INDEXES:
+            _INDEXES.popitem(last=False)
+
+
+def _index(f: BinaryIO) -> LogIndex:
+    """The index of an open log (made by one pass over its lines, kept per version of the file)."""
+    key = _version(f)
+    with _INDEX_LOCK:
+        hit = _INDEXES.get(key)
+        if hit is not None:
+            _INDEXES.move_to_end(key)
+            return hit
+    index = LogIndex()
+    f.seek(0)
+    for n, offset, raw in _lines(f):
+        if raw is not None and not raw.strip():
+            continue
+        m = _FAST.match(raw) if raw is not None else None
+        if m is not None:  # the referee writes these keys first: no need to parse the rest of the line
+            if m.group(1) == b"deal":
+                if m.group(3) is not None:
+                    index.deals.setdefault((int(m.group(2)), int(m.group(3))), offset)
+            else:
+                index.starts.setdefault(int(m.group(2)), offset)
+            continue
+        rec, _ = _parse(raw, n)
+        if rec is not None:
+            index.add(offset, rec)
+    _remember(key, index)
+    return index
 
 
 def forget_logs() -> None:
-    """Drop every parsed log kept for the pages (the next page reads its log again)."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
+    """Drop every log index kept for the pages (the next replay reads its log's lines again)."""
+    with _INDEX_LOCK:
+        _INDEXES.clear()
 
 
-def _parse(path: Path) -> tuple[list[dict], list[str]]:
-    """The log's records for showing (orjson: a page is not the validator, ``marias validate`` is;
-    the deals are replayed through the engine all the same), and its unreadable lines."""
-    records, problems = [], []
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            raw = raw.strip()
-            if not raw:
-                continue
-            try:
-                r = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                problems.append(f"line {n}: not JSON (cut short?)")
-                continue
-            if isinstance(r, dict):
-                records.append(r)
-            else:
-                problems.append(f"line {n}: not a JSON object")
-    return records, problems
+def _record_at(f: BinaryIO, offset: int | None) -> dict | None:
+    if offset is None:
+        return None
+    f.seek(offset)
+    raw = f.readline(MAX_LINE_BYTES + 1)
+    rec, _ = _parse(raw.rstrip(b"\r\n") if len(raw) <= MAX_LINE_BYTES else None, 0)
+    return rec
 
 
-def _read(path: Path) -> tuple[list[dict], list[str]]:
-    st = path.stat()
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
-            _CACHE.move_to_end(key)
-            return hit
-    got = _parse(path)
-    if st.st_size <= CACHED_MAX_BYTES:
-        with _CACHE_LOCK:
-            _CACHE[key] = got
-            while len(_CACHE) > CACHED_LOGS:
-                _CACHE.popitem(last=False)
-    return got
-
-
-def _records(path: Path) -> tuple[list[dict], list[str]]:
-    records, problems = _read(path)
-    if not records or records[0].get("type") != "header":
-        raise LogError(f"{path.name}: not a marias log" + (f" ({problems[0]})" if problems else ""))
-    return records, problems
+def _open(path: Path) -> tuple[BinaryIO, dict]:
+    """The log open for reading (no writer holds it: :func:`referee.logs.log.open_log`) and its header."""
+    f = open_log(path)
+    try:
+        first = next(_lines(f), None)
+        rec, problem = _parse(first[2], 1) if first is not None else (None, "empty file")
+        if rec is None or rec.get("type") != "header":
+            raise LogError(f"{path.name}: not a marias log" + (f" ({problem})" if problem else ""))
+    except BaseException:
+        f.close()
+        raise
+    return f, rec
 
 
 def bot_labels(header: dict) -> list[str]:
     out = []
-    for i, b in enumerate(header.get("bots") or []):
+    for i, b in enumerate(_list(header.get("bots"))):
+        b = _dict(b)
         out.append(str(b.get("label") or b.get("name") or f"seat {i}"))
     return out
 
@@ -109,42 +217,105 @@ def command_text(bot: dict) -> str:
     return cmd.split(":", 1)[1] if cmd.startswith("builtin:") else cmd
 
 
-def log_data(path: Path, rel: str) -> dict:
-    """The log's header facts, its partie and deals (contract, actor, result, faults), no replay."""
-    records, problems = _records(path)
-    header = records[0]
+def _players(labels: list[str], seating) -> list[str]:
+    seating = seating if isinstance(seating, list) and len(seating) == 3 else [0, 1, 2]
+    return [labels[i] if type(i) is int and 0 <= i < len(labels) else f"seat {i}" for i in seating]
+
+
+# ------------------------------------------------------------------ the log page's data
+
+
+def _deal_summary(r: dict) -> dict:
+    res = _dict(r.get("result"))
+    return {"deal": r.get("deal"), "forhont": r.get("forhont"), "game": r.get("game"),
+            "contract": r.get("contract"), "actor": r.get("actor"), "trump": r.get("trump"),
+            "levels": r.get("levels") or {}, "kind": res.get("kind"), "payments": res.get("payments"),
+            "faults": [{"seat": f.get("seat"), "kind": f.get("kind"), "message": f.get("message")}
+                       for f in _list(r.get("faults")) if isinstance(f, dict)]}
+
+
+def _dumps(v) -> bytes:
+    return orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS)
+
+
+def open_log_data(path: Path, rel: str, scrub: Callable[[bytes], bytes] = lambda b: b) -> Iterator[bytes]:
+    """The log page's data (JSON, in pieces): the log's header facts, its partie and deals (contract,
+    actor, result, faults), no replay.  The log is opened and its header checked now (:class:`LogError`,
+    :class:`referee.logs.log.BeingWritten`, ``OSError``); the pieces are read as they are sent.
+    ``scrub`` is applied to each piece (the server takes its own paths out)."""
+    f, header = _open(Path(path))
+    return _log_chunks(f, header, Path(path), rel, scrub)
+
+
+def _log_chunks(f: BinaryIO, header: dict, path: Path, rel: str, scrub) -> Iterator[bytes]:
     labels = bot_labels(header)
-    parties: list[dict] = []
-    current = None
-    footer = None
-    for r in records[1:]:
-        t = r.get("type")
-        if t == "partie_start":
-            seating = r.get("seating") or [0, 1, 2]
-            current = {"partie": r.get("partie"), "players": [labels[i] if i < len(labels) else f"seat {i}" for i in seating],
-                       "deals": [], "totals": None, "places": None, "forfeit": None}
-            parties.append(current)
-        elif t == "deal" and current is not None:
-            res = r.get("result") or {}
-            current["deals"].append({
-                "deal": r.get("deal"), "forhont": r.get("forhont"), "game": r.get("game"),
-                "contract": r.get("contract"), "actor": r.get("actor"), "trump": r.get("trump"),
-                "levels": r.get("levels") or {}, "kind": res.get("kind"), "payments": res.get("payments"),
-                "faults": [{"seat": f.get("seat"), "kind": f.get("kind"), "message": f.get("message")}
-                           for f in (r.get("faults") or []) if isinstance(f, dict)],
-            })
-        elif t == "forfeit" and current is not None:
-            current["forfeit"] = {"seat": r.get("seat"), "from_deal": r.get("from_deal")}
-        elif t == "partie_end" and current is not None:
-            current["totals"], current["places"] = r.get("totals"), r.get("places")
-        elif t == "footer":
-            footer = r
-    return {"path": rel, "name": path.name, "labels": labels, "bots": header.get("bots") or [],
-            "created": header.get("created"), "referee_version": header.get("referee_version"),
-            "rules_version": header.get("rules_version"), "sandbox": header.get("sandbox", "none"),
-            "limits": header.get("limits") or {}, "complete": footer is not None,
-            "seed": (footer or {}).get("seed"), "totals": (footer or {}).get("totals"),
-            "problems": problems[:5], "parties": parties}
+    buf: list[bytes] = []
+    size = 0
+    problems: list[str] = []
+    footer: dict | None = None
+    index = LogIndex(header=0)
+    try:
+        key = _version(f)
+        head = {"path": rel, "name": path.name, "labels": labels, "bots": _list(header.get("bots")),
+                "created": header.get("created"), "referee_version": header.get("referee_version"),
+                "rules_version": header.get("rules_version"), "sandbox": header.get("sandbox", "none"),
+                "limits": header.get("limits") or {}}
+        buf.append(scrub(_dumps(head)[:-1] + b',"parties":['))
+        partie: dict | None = None  # the partie being written: its totals come after its deals
+        first_partie = True
+        f.seek(0)
+        for n, offset, raw in _lines(f):
+            if n == 1 or (raw is not None and not raw.strip()):
+                continue
+            rec, problem = _parse(raw, n)
+            if rec is None:
+                if len(problems) < PROBLEMS_SHOWN:
+                    problems.append(problem)
+                continue
+            index.add(offset, rec)
+            t = rec.get("type")
+            piece = b""
+            if t == "partie_start":
+                if partie is not None:
+                    piece = _partie_end(partie)
+                partie = {"totals": None, "places": None, "forfeit": None, "first_deal": True}
+                opening = {"partie": rec.get("partie"), "players": _players(labels, rec.get("seating"))}
+                piece += (b"" if first_partie else b",") + _dumps(opening)[:-1] + b',"deals":['
+                first_partie = False
+            elif t == "deal" and partie is not None:
+                piece = (b"" if partie["first_deal"] else b",") + _dumps(_deal_summary(rec))
+                partie["first_deal"] = False
+            elif t == "forfeit" and partie is not None:
+                partie["forfeit"] = {"seat": rec.get("seat"), "from_deal": rec.get("from_deal")}
+            elif t == "partie_end" and partie is not None:
+                partie["totals"], partie["places"] = rec.get("totals"), rec.get("places")
+            elif t == "footer":
+                footer = rec
+            if piece:
+                piece = scrub(piece)
+                buf.append(piece)
+                size += len(piece)
+                if size >= CHUNK_BYTES:
+                    yield b"".join(buf)
+                    buf, size = [], 0
+        if partie is not None:
+            buf.append(scrub(_partie_end(partie)))
+        tail = {"complete": footer is not None, "seed": (footer or {}).get("seed"),
+                "totals": (footer or {}).get("totals"), "problems": problems}
+        buf.append(b"]," + scrub(_dumps(tail)[1:]))
+        yield b"".join(buf)
+        _remember(key, index)  # read whole: the replays of its deals need not read it again
+    finally:
+        f.close()
+
+
+def _partie_end(partie: dict) -> bytes:
+    return b"]," + _dumps({k: partie[k] for k in ("totals", "places", "forfeit")})[1:]
+
+
+def log_data(path: Path, rel: str) -> dict:
+    """The log page's data as one dict (:func:`open_log_data` joined): for the report."""
+    return orjson.loads(b"".join(open_log_data(path, rel)))
 
 
 def _delta(prev: dict | None, view: dict) -> dict:
@@ -169,9 +340,9 @@ def _fault_rule(rec: dict, deck, fault: dict) -> dict:
     holds one; else R12.1 (a breach of the protocol: a timeout, a crash, a malformed line)."""
     out = {"rule": "R12.1", "detail": None}
     try:
-        answer = json.loads(fault.get("evidence") or "")
+        answer = files.loads(fault.get("evidence") or "")
         text = answer.get("action") if isinstance(answer, dict) else None
-    except ValueError:
+    except (TypeError, ValueError):
         text = None
     if not isinstance(text, str):
         return out
@@ -188,18 +359,35 @@ def _fault_rule(rec: dict, deck, fault: dict) -> dict:
     return out
 
 
-def replay_data(path: Path, rel: str, partie: int, deal: int) -> dict:
+def replay_data(path: Path, rel: str, partie: int, deal: int, shown: str | None = None) -> dict:
     """One deal, step by step: the views of the three seats (deltas), the events each was told,
-    the decisions, and the all-seeing facts; with the fault's evidence, rule and replay command."""
-    records, _ = _records(path)
-    header = records[0]
-    rec = next((r for r in records if r.get("type") == "deal" and r.get("partie") == partie and r.get("deal") == deal), None)
-    if rec is None:
+    the decisions, and the all-seeing facts; with the fault's evidence, rule and replay command
+    (naming the log as ``shown``: its path relative to the served folder).  Only the log's header,
+    the partie's start and the deal are read (:class:`LogIndex`)."""
+    path = Path(path)
+    f, header = _open(path)
+    try:
+        index = _index(f)
+        rec = _record_at(f, index.deals.get((partie, deal)))
+        start = _record_at(f, index.starts.get(partie))
+    finally:
+        f.close()
+    if start is not None and (start.get("type") != "partie_start" or start.get("partie") != partie):
+        start = None
+    if rec is None or rec.get("type") != "deal" or rec.get("partie") != partie or rec.get("deal") != deal:
         raise LogError(f"{path.name}: no deal {deal} in partie {partie}")
-    seating = next((r.get("seating") for r in records if r.get("type") == "partie_start" and r.get("partie") == partie), None)
+    try:
+        return _replay(rec, header, start, rel, shown or rel, partie, deal)
+    except LogError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:  # a record the referee never wrote
+        raise LogError(f"deal {deal}: cannot replay: the record is malformed ({type(e).__name__}: {e})") from None
+
+
+def _replay(rec: dict, header: dict, start: dict | None, rel: str, shown: str, partie: int, deal: int) -> dict:
     labels = bot_labels(header)
-    seating = seating or [0, 1, 2]
-    players = [labels[i] if i < len(labels) else f"seat {i}" for i in seating]
+    seating = (start or {}).get("seating") or [0, 1, 2]
+    players = _players(labels, seating)
     deck, why = parse_deck(rec.get("deck"))
     if why:
         raise LogError(f"deal {deal}: cannot replay: {why}")
@@ -241,7 +429,7 @@ def replay_data(path: Path, rel: str, partie: int, deal: int) -> dict:
         bot = (header.get("bots") or [{}] * 3)[seating[seat]] if seat in (0, 1, 2) else {}
         fault = {**{k: f.get(k) for k in ("seat", "kind", "message", "evidence", "elapsed")},
                  **_fault_rule(rec, deck, f), "settlement": "R12.2",
-                 "command": f"marias replay {shlex.quote(str(path))} --partie {partie} --deal {deal} --seat {seat} "
+                 "command": f"marias replay {shlex.quote(shown)} --partie {partie} --deal {deal} --seat {seat} "
                             f"--bot {shlex.quote(command_text(bot) or 'BOT')}"}
     return {"path": rel, "partie": partie, "deal": deal, "players": players, "forhont": rec.get("forhont"),
             "dealer": rec.get("dealer"), "cut": rec.get("cut"), "hands": rec.get("hands"),

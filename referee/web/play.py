@@ -28,6 +28,7 @@ from pathlib import Path
 
 from protocol.messages import MessageError, decode_line
 
+from ..logs.log import reserve_log_path
 from ..matches.match import BUILTIN_BOTS, BotSpec, Limits, MatchConfig, run_match
 from ..rules.partie import new_seed
 from ..seats.faults import BotFault, FaultKind
@@ -191,11 +192,10 @@ class Sessions:
             raise ValueError("the seat is 0, 1 or 2")
         if len(bots) != 2 or any(b not in self.choices() for b in bots):
             raise ValueError(f"choose two bots of: {', '.join(self.choices())}")
-        sid = secrets.token_urlsafe(12)
+        sid = secrets.token_urlsafe(12)  # the page's address: the only key to the game (never in a file name)
         seed = seed or new_seed()
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        self.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        log_path = self.log_dir / f"play-{stamp}-{sid[:8].replace('-', 'x').replace('_', 'y')}.jsonl"
+        log_path = reserve_log_path(self.log_dir, f"play-{stamp}")  # -2, -3 ... when two start in one second
         session = Session(sid, seat, list(bots), log_path)
         specs, others = [], iter(bots)
         for s in range(3):
@@ -215,6 +215,7 @@ class Sessions:
                         del self._sessions[k]
                         break
                 else:
+                    log_path.unlink(missing_ok=True)  # the name reserved above, still empty
                     raise ValueError(f"{MAX_SESSIONS} games are being played already")
             self._sessions[sid] = session
         session.thread = threading.Thread(target=self._run, args=(session, config), name=f"play-{sid[:6]}", daemon=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from .folders import Scrub
 from .log_data import LogError, log_data, replay_data
 from .tournament_data import tournament_data
 
@@ -47,7 +48,8 @@ def build(folder, *, max_logs: int = 50) -> str:
         for p in ld["parties"]:
             for d in p["deals"]:
                 try:
-                    data[f"/api/replay/{key}?partie={p['partie']}&deal={d['deal']}"] = replay_data(path, key, p["partie"], d["deal"])
+                    data[f"/api/replay/{key}?partie={p['partie']}&deal={d['deal']}"] = replay_data(
+                        path, key, p["partie"], d["deal"], rel)
                 except LogError:
                     pass
     omitted = max(0, len(tdata["logs"]) - len(logs))
@@ -57,7 +59,7 @@ def build(folder, *, max_logs: int = 50) -> str:
     js = js.replace("</script", "<\\/script")
     page = {"kind": "tournament", "root": 0, "rel": ".", "api": api, "events": None, "report": True,
             "omitted_logs": omitted}
-    inline = {"css": css, "js": js, "data": _inline_json({"data": data})}
+    inline = {"css": css, "js": js, "data": Scrub([folder]).json(_inline_json({"data": data}).encode()).decode()}  # no path of this machine
     return env.get_template("report.html").render(title=f"{folder.name} (report)", page=page, inline=inline)
 
 

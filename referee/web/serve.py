@@ -50,7 +50,7 @@ def server_for(app, host: str, port: int):
 def warm(app, folders: list[Path]) -> None:
     """Compute every tournament's tables once in the background, so the first page answers at once."""
     def run():
-        for it in app.state.roots.items():
+        for it in app.state.roots.items()[0]:
             if it.kind != "log":
                 try:
                     app.state.cache.get(app.state.roots.resolve(it.root, it.rel, want="dir"))

@@ -12,16 +12,20 @@ arranges those results for a page (curves, progress).
 running tournament changes (the database and its WAL, the journal, the logs folder), so that a
 page over a large database answers at once after the first computation, and a live page
 recomputes only when a unit has been accepted.
+
+A folder is read as :func:`referee.logs.files.confined` to itself: every file the readers open
+(the manifest and the logs it names, the journal, the database, a duel's logs) must be a regular
+file inside it; anything else is a note on that entry, never a page that hangs or fails.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
 from pathlib import Path
 
+from ..logs import files
 from ..tournaments import duel as D
 from ..tournaments import results as R
 from ..tournaments import standings as S
@@ -52,7 +56,7 @@ def running(folder: Path) -> bool:
 
     path = folder / T.LOCK_FILE
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO never blocks
     except OSError:
         return False
     try:
@@ -68,6 +72,11 @@ def running(folder: Path) -> bool:
 
 def progress(folder: Path, done: int) -> dict:
     """Units planned and done, the run's state and an ETA from the journal's recent pace."""
+    with files.confined(folder):
+        return _progress(folder, done)
+
+
+def _progress(folder: Path, done: int) -> dict:
     total = None
     try:
         m = T.read_manifest(folder)
@@ -77,9 +86,10 @@ def progress(folder: Path, done: int) -> dict:
         pass
     entries = []
     try:
-        for line in (folder / T.JOURNAL_FILE).read_text(encoding="utf-8", errors="replace").splitlines():
+        text = files.read_text(folder / T.JOURNAL_FILE, errors="replace")
+        for line in text.splitlines():
             try:
-                e = json.loads(line)
+                e = files.loads(line)
             except ValueError:
                 continue
             if isinstance(e, dict) and e.get("status") == "done" and isinstance(e.get("t"), str):
@@ -137,7 +147,7 @@ def _log_names(folder: Path, sources: set) -> list[str]:
 def duel_data(folder: Path) -> dict:
     """The head-to-head result and its LLR group by group (the SPRT replayed over the same samples)."""
     r = D.report(folder)
-    canon = json.loads((folder / T.STATE_FILE).read_text(encoding="utf-8"))["config"]
+    canon = files.read_json(folder / T.STATE_FILE)["config"]
     plan = D.plan_from_state(canon)
     st = SPRTState(plan.test)
     llr = []
@@ -150,13 +160,18 @@ def duel_data(folder: Path) -> dict:
 
 
 def tournament_data(folder: Path) -> dict:
-    """Everything the page shows of one tournament or duel folder."""
+    """Everything the page shows of one tournament or duel folder (every file read inside it)."""
     folder = Path(folder)
-    out: dict = {"folder": str(folder), "name": folder.name, "computed": time.time()}
+    with files.confined(folder):
+        return _tournament_data(folder)
+
+
+def _tournament_data(folder: Path) -> dict:
+    out: dict = {"name": folder.name, "computed": time.time()}
     if D.is_duel_folder(folder):
         try:
             out["duel"] = duel_data(folder)
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
             out["duel_error"] = str(e)
     if "duel" in out:  # a duel plans its groups as it goes: its manifest names no unit, so the logs of the
         # groups its test counts are read (as `marias table` does: none finished after the decision)
