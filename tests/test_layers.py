@@ -73,3 +73,13 @@ def private_imports() -> list[str]:
 
 def test_no_module_takes_another_modules_private_names():
     assert private_imports() == []
+
+
+def test_a_group_of_commands_reaching_into_another_breaks_the_cli_contract(tmp_path):
+    root = _copy(tmp_path)
+    people = root / "referee" / "cli" / "people.py"
+    people.write_text(people.read_text() + "\nfrom .events import TABLE_FORMAT_HELP  # a group leaning on another\n")
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "cli: each group of commands stands alone on the shared options BROKEN" in r.stdout
+    assert "referee.cli.people -> referee.cli.events" in r.stdout
