@@ -260,7 +260,8 @@ def table_cmd(
     unit was accepted: a changed or replaced log is named on stderr and left out, and the tables
     of the others are printed with exit status 1. Copies of one match (the same seed commitment
     and final hash) count once."""
-    from ..tournaments import results, standings
+    from ..tournaments import standings
+    from ..tournaments.event import EventFolder, tournament_folder
 
     if table_format not in standings.FORMATS:
         raise typer.BadParameter(f"one of {', '.join(standings.FORMATS)}", param_hint="--format")
@@ -270,19 +271,20 @@ def table_cmd(
     if only and "series" in only and not series:
         raise typer.BadParameter("the series table needs --series N", param_hint="--table")
     if rebuild:
-        folders = [results.tournament_folder(p) for p in paths]
+        folders = [tournament_folder(p) for p in paths]
         if not any(folders):
             raise typer.BadParameter("--rebuild works on tournament folders (holding manifest.json)", param_hint="--rebuild")
         from ..tournaments.tournament import TournamentError
         for folder in dict.fromkeys(f for f in folders if f is not None):
+            ev = EventFolder(folder)
             try:
-                n_logs, n_partie, notes = results.rebuild(folder, rejected := [])
+                n_logs, n_partie, notes = ev.rebuild_db(rejected := [])
             except TournamentError as e:
                 typer.echo(f"error: {e}; --rebuild waits until it ends", err=True)
                 raise typer.Exit(2)
             for note in notes:
                 typer.echo(f"note: {note}", err=True)
-            typer.echo(f"{folder / results.DB_FILE}: rebuilt from {n_logs} valid log(s) on record, {n_partie} partie"
+            typer.echo(f"{ev.db_file}: rebuilt from {n_logs} valid log(s) on record, {n_partie} partie"
                        + (f"; {len(rejected)} log(s) left out, not the ones on record (named below)" if rejected else ""),
                        err=True)
     text, skipped, t = standings.report(paths, fmt=table_format, series=series, which=only or None)

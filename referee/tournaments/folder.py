@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -58,14 +59,40 @@ def write_json(path: Path, body: dict) -> None:
     os.replace(tmp, path)
 
 
+def read_regular(path: Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of ``path`` if it is a regular file, opened without blocking: a FIFO, a device or a
+    socket planted where marias keeps a file is refused (OSError), never waited on; a file larger
+    than ``max_bytes`` too."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path}: not a regular file")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise OSError(f"{path}: {st.st_size} bytes, more than the {max_bytes} read")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read() if max_bytes is None else f.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path) -> object:
+    """A JSON file marias wrote (:func:`read_regular`); ValueError naming the file when it is not one
+    (unreadable, malformed, or nested too deep to parse)."""
+    try:
+        return json.loads(read_regular(path))
+    except (OSError, ValueError, RecursionError) as e:
+        raise ValueError(str(e) or type(e).__name__) from None
+
+
 def read_manifest(folder: Path) -> dict | None:
     """The manifest of a tournament folder (None when there is none); ValueError when it is unreadable."""
     path = Path(folder) / MANIFEST_FILE
     if not path.is_file():
         return None
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
+        body = read_json(path)
+    except ValueError as e:
         raise ValueError(f"{path}: not a tournament manifest ({e})") from None
     if not isinstance(body, dict) or body.get("format") != MANIFEST_FORMAT or not isinstance(body.get("units"), list):
         raise ValueError(f"{path}: not a tournament manifest")
@@ -78,10 +105,14 @@ def journal(out: Path) -> dict[str, dict]:
     path = out / JOURNAL_FILE
     if not path.exists():
         return entries
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    try:
+        text = read_regular(path).decode("utf-8", errors="replace")
+    except OSError:
+        return entries
+    for line in text.splitlines():
         try:
             e = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a line cut short by a crash
         if isinstance(e, dict) and isinstance(e.get("id"), str):
             entries[e["id"]] = e

@@ -11,10 +11,11 @@ Nothing here writes; the play page's logs go to their own folder (``referee.web.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..tournaments.event import EventFolder
 
 #: A file larger than this is not read for a page (a log of 100 partie is about 2 MB).
 MAX_FILE_BYTES = 64 * 2**20
@@ -115,7 +116,7 @@ class Roots:
                 d = Path(dirpath)
                 dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))
                 if any(n in filenames for n in TOURNAMENT_FILES):
-                    kind = "duel" if _is_duel(d) else "tournament"
+                    kind = EventFolder(d).kind
                     out.append(Item(kind, i, self.rel(i, d), d.name or str(d)))
                     dirnames[:] = []  # its logs are shown on its page
                     continue
@@ -132,10 +133,3 @@ class Roots:
         logs.sort(key=lambda x: -x.mtime)
         return out + logs[:limit]
 
-
-def _is_duel(folder: Path) -> bool:
-    try:
-        body = json.loads((folder / "tournament.json").read_text(encoding="utf-8"))
-        return body["config"].get("format") == "head-to-head"
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
