@@ -73,3 +73,23 @@ def private_imports() -> list[str]:
 
 def test_no_module_takes_another_modules_private_names():
     assert private_imports() == []
+
+
+def test_a_group_of_commands_reaching_into_another_breaks_the_cli_contract(tmp_path):
+    root = _copy(tmp_path)
+    people = root / "referee" / "cli" / "people.py"
+    people.write_text(people.read_text() + "\nfrom .events import TABLE_FORMAT_HELP  # a group leaning on another\n")
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "cli: each group of commands stands alone on the shared options BROKEN" in r.stdout
+    assert "referee.cli.people -> referee.cli.events" in r.stdout
+
+
+def test_the_event_folders_reader_reaching_up_into_a_runner_breaks_the_tournaments_contract(tmp_path):
+    root = _copy(tmp_path)
+    event = root / "referee" / "tournaments" / "event.py"
+    event.write_text(event.read_text() + "\nfrom . import tournament  # the reader leaning on the runner\n")
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "tournaments: the runners over the event folder's reader over the files it reads BROKEN" in r.stdout
+    assert "referee.tournaments.event -> referee.tournaments.tournament" in r.stdout

@@ -12,7 +12,7 @@ from tabulate import tabulate
 
 from bots import SEARCH_MS
 
-from . import sandbox_mode
+from .options import sandbox_mode
 
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: speed measured in one run, printed as figures.")
 

@@ -279,21 +279,11 @@ def record_log(con: sqlite3.Connection, folder: Path, path: Path, sha256: str | 
     return len(sums)
 
 
-def rebuild(folder, rejected: list[str] | None = None) -> tuple[int, int, list[str]]:
-    """Recreate ``folder``'s database from its logs (each one validated, and only the ones whose
-    SHA-256 ``units.journal`` recorded when the unit was accepted): (logs, partie, notes on logs
-    left out); a log that is not the one on record is named in ``rejected`` (the notes when None)."""
-    from .folder import FolderLock
-
+def rebuild_from(folder, logs) -> tuple[int, int]:
+    """Recreate ``folder``'s database from ``logs``, (path, records) of each log to hold (the caller
+    chooses and checks them: :meth:`referee.tournaments.event.EventFolder.rebuild_db`), written aside
+    and put in place at the end: (logs, partie) stored."""
     folder = Path(folder)
-    with FolderLock(folder):  # not under a running tournament (it holds the database open): TournamentError
-        return _rebuild(folder, rejected)
-
-
-def _rebuild(folder: Path, rejected: list[str] | None = None) -> tuple[int, int, list[str]]:
-    from .records import read_logs
-
-    notes: list[str] = []
     target = db_path(folder)
     tmp = target.with_name(target.name + ".new")
     for p in (tmp, Path(str(tmp) + "-wal"), Path(str(tmp) + "-shm")):
@@ -301,7 +291,7 @@ def _rebuild(folder: Path, rejected: list[str] | None = None) -> tuple[int, int,
     con = connect(tmp, create=True)
     n_logs = n_partie = 0
     try:
-        for path, records in read_logs([folder], True, notes, rejected):  # the manifest's logs on record that validate
+        for path, records in logs:
             sums = summaries_of_log(path, records, source=str(path))
             store_log(con, os.path.relpath(path, folder), file_sha256(path), path.stat().st_size,
                       sandbox_of(path), sums, commit=False)
@@ -316,7 +306,7 @@ def _rebuild(folder: Path, rejected: list[str] | None = None) -> tuple[int, int,
     os.replace(tmp, target)
     for suffix in ("-wal", "-shm"):
         Path(str(tmp) + suffix).unlink(missing_ok=True)
-    return n_logs, n_partie, notes
+    return n_logs, n_partie
 
 
 def resync(con: sqlite3.Connection, folder: Path, accepted: dict[str, str]) -> tuple[int, int]:
@@ -391,7 +381,7 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
     (notes, errors, the logs whose rows are left out).
 
     Each manifest log present is hashed: it counts only when its SHA-256 is the one ``units.journal``
-    recorded when the unit was accepted (``recorded``: :func:`referee.tournaments.records.journal_hashes`) and
+    recorded when the unit was accepted (``recorded``: :meth:`referee.tournaments.event.EventFolder.recorded_hashes`) and
     its rows in the database are of that version; a log that differs from the record is an error (it
     was changed or replaced), a log not on record a note.  Rows of a log that is gone are counted (the
     database holds what was accepted) with a note; manifest logs without rows are noted."""
@@ -434,7 +424,7 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
             continue
         if rel not in have:
             missing += 1
-    if absent:  # as referee.tournaments.records.log_paths says it of a folder read from its logs
+    if absent:  # as referee.tournaments.event.log_paths says it of a folder read from its logs
         notes.append(f"{folder}: {absent} of the {len(named)} units in its manifest have no log (not played yet)")
     if missing:
         notes.append(f"{folder}: {missing} log(s) not in {DB_FILE} (not accepted yet, or the database is old); "
@@ -445,19 +435,7 @@ def check_against_logs(con: sqlite3.Connection, folder: Path, named: Iterable[Pa
     return notes, errors, frozenset(skip)
 
 
-# ------------------------------------------------------------------ where a table's summaries come from
-
-def tournament_folder(p) -> Path | None:
-    """The tournament folder ``p`` is (it holds a manifest) or whose ``logs/`` it is; else None."""
-    from .folder import MANIFEST_FILE
-
-    p = Path(p)
-    if p.is_dir() and (p / MANIFEST_FILE).is_file():
-        return p
-    if p.is_dir() and (p.parent / MANIFEST_FILE).is_file() and p.resolve() == (p.parent / "logs").resolve():
-        return p.parent
-    return None
-
+# ------------------------------------------------------------------ what a table's summaries come from
 
 @dataclass
 class Source:
@@ -474,7 +452,7 @@ class Source:
     rejected: list[str] = field(default_factory=list)  # logs left out because they are not the ones on record
 
 
-def _db_readable(folder: Path, notes: list[str]) -> bool:
+def db_readable(folder: Path, notes: list[str]) -> bool:
     """The database and its WAL files are regular files (SQLite is never handed a FIFO or a
     device), inside the folder being read; else a note, and the logs are read instead."""
     db = db_path(folder)
@@ -486,71 +464,40 @@ def _db_readable(folder: Path, notes: list[str]) -> bool:
     return True
 
 
-def gather(paths: Iterable, *, use_db: bool = True) -> Source:
-    """The summaries of ``paths``: from a tournament folder's results database where it has one
-    (:mod:`referee.tournaments.results`; a cheap check against the manifest's logs adds notes), else from its
-    logs (each validated, summarized as it is read and then dropped)."""
-    from .records import journal_hashes, read_logs
-    from .folder import read_manifest
+@dataclass
+class Stored:
+    """A tournament's results database opened for its tables, checked against its logs and journal
+    (:func:`check_against_logs`): what it counts, with the rows of logs not on record left out."""
+
+    folder: Path
+    con: sqlite3.Connection
+    skip: frozenset
+    notes: list[str]
+    rejected: list[str]
+    fps_of: dict[str, set]
+    partie: int
+    deals: int
+    sandboxes: list[str]
+    logs: int
+
+    def summaries(self) -> Iterator[PartieSummary]:
+        return iter_summaries(self.con, self.folder, self.skip)
+
+    def close(self) -> None:
+        self.con.close()
 
 
+def open_stored(folder: Path, named: list[Path] | None, recorded: dict | None, problem: str | None = None) -> Stored:
+    """``folder``'s database for its tables: ``named`` the logs its manifest plans and ``recorded`` their
+    SHA-256 on record (None with ``problem`` when the manifest cannot be read: the rows are counted
+    unchecked, and ``problem`` is noted)."""
+    con = connect(db_path(folder))
     notes: list[str] = []
-    rejected: list[str] = []
-    dbs: list[Path] = []
-    plain: list[Path] = []
-    for p in paths:
-        folder = tournament_folder(p)
-        if use_db and folder is not None and db_path(folder).is_file() and _db_readable(folder, notes):
-            if folder.resolve() not in {d.resolve() for d in dbs}:
-                dbs.append(folder)
-        else:
-            plain.append(Path(p))
-    sums: list = []
-    sandboxes: set[str] = set()
-    n_logs = 0
-    for path, records in read_logs(plain, True, notes, rejected):
-        got = summaries_of_log(path, records, source=str(path))
-        sums.extend(got)
-        n_logs += 1
-        sandboxes.add(str(records[0].get("sandbox") or "none"))
-    fps_of: dict[str, set] = {}
-    for s in sums:
-        for n, fp in zip(s.bots, s.fingerprints):
-            fps_of.setdefault(n, set()).add(fp)
-    cons = []
-    skips: list[frozenset] = []
-    n_partie, n_deals = len(sums), sum(s.deals for s in sums)
-    for folder in dbs:
-        con = connect(db_path(folder))
-        cons.append(con)
-        skip: frozenset = frozenset()
-        try:
-            m = read_manifest(folder)
-            named = [folder / u["log"] for u in m["units"] if isinstance(u, dict) and isinstance(u.get("log"), str)]
-            more, errors, skip = check_against_logs(con, folder, named, journal_hashes(folder, m))
-            notes.extend(more)
-            rejected.extend(errors)
-        except ValueError as e:
-            notes.append(str(e))
-        skips.append(skip)
-        for n, fps in identities(con, skip).items():
-            fps_of.setdefault(n, set()).update(fps)
-        p, d, modes, k = db_stats(con, skip)
-        n_partie, n_deals, n_logs = n_partie + p, n_deals + d, n_logs + k
-        sandboxes.update(modes)
-
-    def close():
-        for c in cons:
-            c.close()
-
-    if not dbs:
-        sums.sort(key=lambda s: (s.source, s.partie))
-        stream: Iterable = sums
-    elif not sums and len(dbs) == 1:
-        stream = iter_summaries(cons[0], dbs[0], skips[0])
+    errors: list[str] = []
+    skip: frozenset = frozenset()
+    if named is None:
+        notes.append(problem or f"{folder}: no manifest")
     else:
-        for con, folder, skip in zip(cons, dbs, skips):
-            sums.extend(iter_summaries(con, folder, skip))
-        sums.sort(key=lambda s: (s.source, s.partie))
-        stream = sums
-    return Source(stream, fps_of, n_partie, n_logs, n_deals, sorted(sandboxes), notes, close, rejected)
+        notes, errors, skip = check_against_logs(con, folder, named, recorded)
+    partie, deals, modes, logs = db_stats(con, skip)
+    return Stored(Path(folder), con, skip, notes, errors, identities(con, skip), partie, deals, modes, logs)

@@ -13,8 +13,8 @@ two seats of one log with the same label and fingerprint are one bot in two seat
 A A B: one row, its seats' groše together per partie); with different fingerprints they are
 told apart as ``NAME#SEAT``.
 
-A tournament folder (or its ``logs/``) holding a manifest counts only the logs
-the manifest names (:func:`log_paths`).
+An event folder (or its ``logs/``) counts only the logs its units name
+(:class:`referee.tournaments.event.EventFolder`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ from typing import Iterable
 
 from tabulate import tabulate
 
-from .records import (  # reading logs into partie records; callers may reach these as standings.X too
-    PartieRecord, bot_fingerprints, bot_keys, journal_hashes, load, log_paths, match_key, name_identities,
-    not_recorded_note, pair_flows, read_logs, records_from_log,
+from .head_to_head import render as render_head_to_head
+from .event import EventFolder, gather, load, log_paths, read_logs  # which logs count; callers may reach these as standings.X too
+from .records import (  # partie records; callers may reach these as standings.X too
+    PartieRecord, bot_fingerprints, bot_keys, match_key, name_identities, not_recorded_note, pair_flows,
+    records_from_log,
 )
 from .stats import elo_estimate, estimate, t975
 
@@ -481,36 +483,30 @@ def report(paths: Iterable, *, fmt: str = "text", series: int | None = None,
     """Load the logs under ``paths`` and render their tables: (text, notes on skipped files, statistics).
 
     A head-to-head folder (its tournament.json says ``format: head-to-head``) gets the head-to-head
-    section instead (:func:`referee.tournaments.duel.report`: the SPRT's decision, LLR and groups from its logs),
+    section instead (:meth:`EventFolder.head_to_head`: the SPRT's decision, LLR and groups from its logs),
     and its other tables count the groups the test counts, no group finished after its decision.
     """
-    from . import duel
-
     paths = list(paths)
-    duels: list[Path] = []  # head-to-head folders named (or their logs/): the test's result, then the tables
+    duels: list[EventFolder] = []  # head-to-head folders named (or their logs/): the test's result, then the tables
     read: list = []  # what the tables are computed from: a duel folder gives the logs of the groups its test counts
     for p in paths:
-        p = Path(p)
-        folder = p if p.is_dir() and duel.is_duel_folder(p) else p.parent if (
-            p.is_dir() and p.name == "logs" and duel.is_duel_folder(p.parent)) else None
-        if folder is None:
-            read.append(p)
-        elif folder.resolve() not in {d.resolve() for d in duels}:
-            duels.append(folder)
+        ev = EventFolder.at(p)
+        if ev is None or not ev.is_duel:
+            read.append(Path(p))
+        elif ev.path.resolve() not in {d.path.resolve() for d in duels}:
+            duels.append(ev)
     results = []
-    for p in duels:
-        r, counted = duel.report_and_logs(p)
+    for ev in duels:
+        r, counted = ev.head_to_head()
         results.append(r)
         read.extend(counted)
-    sections = [duel.render(r, fmt) for r in results]
+    sections = [render_head_to_head(r, fmt) for r in results]
     if not paths:
         t = compute([])
         t.head_to_head = results
         if fmt == "json" and len(results) > 1:
             return json.dumps({"head-to-head": results}, indent=2, ensure_ascii=False), [], t
         return "\n".join(sections), [], t
-    from .results import gather
-
     src = gather(read)
     try:
         t = compute(src.summaries, src.fps_of)

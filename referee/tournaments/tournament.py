@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from . import results
+from .event import EventFolder
 from .failures import cause as failure_cause
 from .folder import (  # the output folder's files; callers may reach these as referee.tournaments.tournament.X too
     FolderLock, INVALID_DIR, JOURNAL_FILE, LOCK_FILE, LOGS_DIR, MANIFEST_FILE, MANIFEST_FORMAT, STATE_FILE,
@@ -46,6 +47,9 @@ from ..matches.match import FaultPolicy, MatchConfig, run_match
 from ..seats.pool import Outcome, Pool, Task
 from ..seats.sandbox import mark_output
 from ..matches.secrecy import PUBLIC, SECRET
+from .units import (  # a unit and its log; callers may reach these as referee.tournaments.tournament.X too
+    Unit, check_chain, check_unit_log, log_ends, log_totals, quick_check_unit_log, remove_unit_files, unit_log,
+)
 from .tournament_config import (  # the configuration; callers may reach these as referee.tournaments.tournament.X too
     HEAD_TO_HEAD, ARRANGEMENTS, CLUSTER_RE, ConfigError, TournamentError,
     TournamentConfig, load_config, config_from_options, check_commands, canonical,
@@ -57,29 +61,6 @@ MAX_DECISIONS_PER_DEAL = 100
 #: worker: a worker's whole CPU, summed over the last unit of each worker); read by the benchmark.
 WORKER_CPU: dict[str, float] = {}
 UNIT_MARGIN_S = 60.0  # added to a unit's wall-clock limit (worker start, validation, a loaded machine)
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One partie at one table in one seat arrangement."""
-
-    id: str
-    table: int  # 1-based, in plan order
-    table_bots: tuple[str, str, str]  # the table's bots in configuration order
-    arrangement: tuple[int, int, int]  # index into table_bots for seats 0, 1, 2
-    partie: int  # 1-based index of the partie at the table
-    match_seed: str  # MatchConfig.seed; the log holds one partie, seeded f"{match_seed}:1"
-    deck_slot: int  # the deal-book line (0-based) or the seed slot
-
-    @property
-    def seats(self) -> tuple[str, str, str]:
-        return tuple(self.table_bots[i] for i in self.arrangement)  # type: ignore[return-value]
-
-    @property
-    def partie_seed(self) -> str:
-        return f"{self.match_seed}:1"
-
-
 
 
 def plan_units(cfg: TournamentConfig) -> list[Unit]:
@@ -270,111 +251,6 @@ def plan_chains(units: list[Unit], workers: int, longest: int = 12) -> list[list
     return chains
 
 
-# ------------------------------------------------------------------ unit logs
-
-def unit_log(out: Path, unit: Unit) -> Path:
-    return out / LOGS_DIR / f"{unit.id}.jsonl"
-
-
-
-def check_unit_log(path: Path, unit: Unit | None = None, *, seats: list[str] | None = None) -> str | None:
-    """None when ``path`` is a complete, valid log (of ``unit``'s seats); otherwise why not.
-    The full check: every deal replayed (:func:`referee.logs.validate.validate_file`)."""
-    from ..logs.validate import validate_file
-
-    if not path.exists():
-        return "no log"
-    report = validate_file(path)
-    if not report.complete:
-        return "incomplete (no footer)"
-    if not report.ok:
-        return report.lines()[0]
-    want = list(unit.seats) if unit is not None else seats
-    if want is not None:
-        labels = _log_ends(path)[0]
-        if labels != list(want):
-            return f"the log seats {labels}, the plan {list(want)}"
-    return None
-
-
-def check_chain(path: Path) -> str | None:
-    """The parent's check of a log's seal (issue 10's hash chain), the hook for it: None when the
-    log carries no chain or the chain holds, else the first problem (``line N: ...``).
-
-    It uses ``referee.logs.seal.chain_problems(lines, ends_with_newline) -> [(line, problem)]`` where
-    that module exists (one SHA-256 per line: cheap enough for the parent); a log whose last line
-    carries no ``"chain"`` field is not sealed and passes."""
-    try:
-        from ..logs.seal import chain_problems  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    data = path.read_bytes()
-    ends = data.endswith(b"\n")
-    lines = data.split(b"\n")
-    if ends:
-        lines.pop()
-    if not lines or b'"chain":"' not in lines[-1]:
-        return None
-    problems = chain_problems(lines, ends)
-    return f"line {problems[0][0]}: {problems[0][1]}" if problems else None
-
-
-def quick_check_unit_log(path: Path, unit: Unit, result: dict | None = None) -> str | None:
-    """The parent's cheap check of a log its worker validated: it exists, is complete, seats the
-    plan's bots, has the content the worker hashed and the totals it reported, and its chain holds."""
-    if not path.exists():
-        return "no log"
-    labels, footer = _log_ends(path)
-    if footer is None:
-        return "incomplete (no footer)"
-    if labels != list(unit.seats):
-        return f"the log seats {labels}, the plan {list(unit.seats)}"
-    if result is not None:
-        if result.get("sha256") and file_sha256(path) != result["sha256"]:
-            return "the log changed after its worker validated it"
-        if list(footer.get("totals") or []) != list(result.get("totals") or []):
-            return f"the log's totals {footer.get('totals')} are not the worker's {result.get('totals')}"
-    return check_chain(path)
-
-
-def _log_ends(path: Path) -> tuple[list, dict | None]:
-    """The header's bot labels and the footer (None when the last line is not one), reading only the ends."""
-    with files.open_regular(path) as f:
-        first = f.readline()
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - 65536))
-        tail = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-    try:
-        header = json.loads(first)
-    except ValueError:
-        header = {}
-    try:
-        footer = json.loads(tail)
-    except ValueError:
-        footer = None
-    if not isinstance(footer, dict) or footer.get("type") != "footer":
-        footer = None
-    bots = header.get("bots", []) if isinstance(header, dict) else []
-    return [b.get("label") for b in bots if isinstance(b, dict)], footer
-
-
-def remove_unit_files(out: Path, unit: Unit) -> None:
-    """The unit's log and its bots' stderr/transcript files."""
-    for p in (out / LOGS_DIR).glob(f"{unit.id}.*"):
-        try:
-            p.unlink()
-        except FileNotFoundError:
-            pass
-
-
-def log_totals(path: Path) -> tuple[list[str], list[int]] | None:
-    labels, footer = _log_ends(path)
-    if footer is None:
-        return None
-    return labels, list(footer.get("totals", []))
-
-
 # ------------------------------------------------------------------ the output folder
 
 def manifest(cfg: TournamentConfig) -> dict:
@@ -392,10 +268,10 @@ def prepare_output(cfg: TournamentConfig, *, resume: bool = False) -> str:
     state = out / STATE_FILE
     if state.exists():
         try:
-            old = json.loads(state.read_text(encoding="utf-8"))
-            old_cfg = old["config"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise TournamentError(f"{state}: not a tournament state file ({e}); use another output folder") from None
+            old = EventFolder(out).state()
+        except ValueError as e:
+            raise TournamentError(f"{e}; use another output folder") from None
+        old_cfg = old["config"]
         if cfg.seed is None:
             cfg.seed = str(old_cfg.get("seed"))
             cfg.seed_kind = old.get("decks") or (SECRET if old.get("seed_drawn") else PUBLIC)
@@ -661,14 +537,15 @@ def run_tournament(cfg: TournamentConfig, *, resume: bool = False, stream: TextI
     out.mkdir(parents=True, exist_ok=True)
     mark_output(out)  # logs, results.sqlite, tournament.json: shown to no bot (referee/seats/sandbox.py)
     t0 = time.perf_counter()
-    with FolderLock(out) as lock:
+    ev = EventFolder(out)
+    with ev.lock() as lock:
         state = prepare_output(cfg, resume=resume)
         logs = out / LOGS_DIR
         logs.mkdir(exist_ok=True)
         units = plan_units(cfg)
         progress = Progress(len(units), 0, stream, interval)
         announce_seed(cfg, state, progress.message if stream is not None else None)
-        done_log = journal(out)
+        done_log = ev.journal()
         pending: list[Unit] = []
         accepted: dict[str, str] = {}  # log (relative to out) -> its SHA-256: what the results database may hold
         try:

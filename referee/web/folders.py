@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..logs import files
 from ..logs.log import being_written
+from ..tournaments.event import EventFolder
 
 #: A file larger than this is not read for a page (a log of 100 partie is about 2 MB).
 MAX_FILE_BYTES = 64 * 2**20
@@ -181,16 +182,7 @@ def _folder_kind(folder: Path) -> tuple[str, str]:
                 continue
             except OSError as e:
                 return "tournament", f"{name}: {e.strerror}"
-    return ("duel" if _is_duel(folder) else "tournament"), ""
-
-
-def _is_duel(folder: Path) -> bool:
-    try:
-        with files.confined(folder):
-            body = files.read_json(folder / "tournament.json")
-        return body["config"].get("format") == "head-to-head"
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
+        return EventFolder(folder).kind, ""
 
 
 class Scrub:

@@ -1,17 +1,18 @@
 """What the tournament (or duel) page shows, computed by the library that ``marias table`` uses.
 
-Every number comes from :mod:`referee.tournaments.standings` (``compute`` and ``build``: standings
-with intervals, pairs with their interval and LOS, the cross table, the R10 series, ratings,
-contracts won and lost) over :func:`referee.tournaments.results.gather` (the results database
-where the folder has one, else its validated logs), and for a head-to-head folder from
-:func:`referee.tournaments.duel.report` with the SPRT of :mod:`referee.tournaments.sprt` run over
-its groups again, group by group, for the LLR plot.  Nothing is computed twice: this module only
-arranges those results for a page (curves, progress).
+The folder is read through :class:`referee.tournaments.event.EventFolder` (its state, progress,
+the head-to-head result of a duel, the partie its tables count).  Every number comes from
+:mod:`referee.tournaments.standings` (``compute`` and ``build``: standings with intervals, pairs
+with their interval and LOS, the cross table, the R10 series, ratings, contracts won and lost)
+over what the folder gives (the results database where it has one, else its validated logs),
+and for a duel the SPRT of :mod:`referee.tournaments.sprt` run over its groups again, group by
+group, for the LLR plot.  Nothing is computed twice: this module only arranges those results
+for a page (curves, progress).
 
-:class:`TableCache` keeps the last result per folder, keyed by a cheap signature of the files a
-running tournament changes (the database and its WAL, the journal, the logs folder), so that a
-page over a large database answers at once after the first computation, and a live page
-recomputes only when a unit has been accepted.
+:class:`TableCache` keeps the last result per folder, keyed by the folder's cheap signature
+(:meth:`EventFolder.signature`: the files a running event changes, and whether it runs), so that
+a page over a large database answers at once after the first computation, and a live page
+recomputes only when a unit has been accepted or the run stopped.
 
 A folder is read as :func:`referee.logs.files.confined` to itself: every file the readers open
 (the manifest and the logs it names, the journal, the database, a duel's logs) must be a regular
@@ -26,10 +27,9 @@ import time
 from pathlib import Path
 
 from ..logs import files
-from ..tournaments import duel as D
-from ..tournaments import results as R
+from ..tournaments import head_to_head as D
 from ..tournaments import standings as S
-from ..tournaments import tournament as T
+from ..tournaments.event import EventFolder, gather
 from ..tournaments.sprt import SPRTState
 
 #: At most this many points per bot in the cumulative groše plot (the curve is sampled evenly).
@@ -39,72 +39,14 @@ MAX_LOGS_LISTED = 5000
 
 
 def signature(folder: Path) -> tuple:
-    """Changes whenever a running tournament accepts a unit (or a run is stopped and resumed)."""
-    sig = []
-    for name in (R.DB_FILE, R.DB_FILE + "-wal", T.JOURNAL_FILE, T.MANIFEST_FILE, T.STATE_FILE, T.LOGS_DIR):
-        try:
-            st = os.stat(folder / name)
-            sig.append((name, st.st_mtime_ns, st.st_size))
-        except OSError:
-            sig.append((name, None))
-    return tuple(sig)
-
-
-def running(folder: Path) -> bool:
-    """Whether a tournament holds the folder's lock now (a shared, non-blocking probe, released at once)."""
-    import fcntl
-
-    path = folder / T.LOCK_FILE
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO never blocks
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    """Changes whenever a running event accepts a unit (or is stopped, resumed or extended)."""
+    return EventFolder(folder).signature()
 
 
 def progress(folder: Path, done: int) -> dict:
     """Units planned and done, the run's state and an ETA from the journal's recent pace."""
     with files.confined(folder):
-        return _progress(folder, done)
-
-
-def _progress(folder: Path, done: int) -> dict:
-    total = None
-    try:
-        m = T.read_manifest(folder)
-        if m is not None:
-            total = len(m["units"])
-    except ValueError:
-        pass
-    entries = []
-    try:
-        text = files.read_text(folder / T.JOURNAL_FILE, errors="replace")
-        for line in text.splitlines():
-            try:
-                e = files.loads(line)
-            except ValueError:
-                continue
-            if isinstance(e, dict) and e.get("status") == "done" and isinstance(e.get("t"), str):
-                entries.append(e["t"])
-    except OSError:
-        pass
-    is_running = running(folder)
-    eta = None
-    if is_running and total and len(entries) >= 2 and done < total:
-        recent = [time.mktime(time.strptime(t, "%Y-%m-%dT%H:%M:%SZ")) for t in entries[-30:]]
-        span = recent[-1] - recent[0]
-        if span > 0:
-            eta = round((total - done) * span / (len(recent) - 1))
-    state = "finished" if total and done >= total else ("running" if is_running else "stopped")
-    return {"total": total, "done": done, "state": state, "eta_s": eta}
+        return EventFolder(folder).status(done)
 
 
 def _curves(t: S.Tournament) -> dict:
@@ -144,11 +86,11 @@ def _log_names(folder: Path, sources: set) -> list[str]:
     return [n.replace(os.sep, "/") for n in names[:MAX_LOGS_LISTED]]
 
 
-def duel_data(folder: Path) -> dict:
-    """The head-to-head result and its LLR group by group (the SPRT replayed over the same samples)."""
-    r = D.report(folder)
-    canon = files.read_json(folder / T.STATE_FILE)["config"]
-    plan = D.plan_from_state(canon)
+def duel_data(ev: EventFolder) -> tuple[dict, list[Path]]:
+    """The head-to-head result with its LLR group by group (the SPRT replayed over the same samples), and
+    the logs of the groups the test counts."""
+    r, counted = ev.head_to_head()
+    plan = D.plan_from_state(ev.config)
     st = SPRTState(plan.test)
     llr = []
     for x in r["samples"]:
@@ -156,7 +98,7 @@ def duel_data(folder: Path) -> dict:
         v = st.llr
         llr.append(v if v == v and abs(v) != float("inf") else None)
     r["llr_by_group"] = llr
-    return r
+    return r, counted
 
 
 def tournament_data(folder: Path) -> dict:
@@ -167,17 +109,17 @@ def tournament_data(folder: Path) -> dict:
 
 
 def _tournament_data(folder: Path) -> dict:
+    ev = EventFolder(folder)
     out: dict = {"name": folder.name, "computed": time.time()}
-    if D.is_duel_folder(folder):
+    counted: list[Path] | None = None
+    if ev.is_duel:
         try:
-            out["duel"] = duel_data(folder)
+            out["duel"], counted = duel_data(ev)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
             out["duel_error"] = str(e)
-    if "duel" in out:  # a duel plans its groups as it goes: its manifest names no unit, so the logs of the
-        # groups its test counts are read (as `marias table` does: none finished after the decision)
-        src = R.gather(D.report_and_logs(folder)[1])
-    else:
-        src = R.gather([folder])
+    # a duel plans its groups as it goes: its manifest names no unit, so the logs of the groups its test
+    # counts are read (as `marias table` does: none finished after the decision)
+    src = gather(counted) if counted is not None else ev.source()
     try:
         t = S.compute(src.summaries, src.fps_of)
     finally:
@@ -193,12 +135,12 @@ def _tournament_data(folder: Path) -> dict:
                      f"sandbox: {', '.join(src.sandboxes) or '-'}")
     out["curves"] = _curves(t)
     out["contracts"] = _contracts(tables.get("play", []))
-    done = src.partie
     if "duel" in out:
-        done = sum(1 for p in (folder / T.LOGS_DIR).glob("g*-s*.jsonl")) if (folder / T.LOGS_DIR).is_dir() else 0
-    out["progress"] = progress(folder, done)
-    if "duel" in out and out["duel"]["decision"] != "continue" and out["progress"]["state"] != "running":
-        out["progress"]["state"] = "finished"
+        out["progress"] = ev.status(decision=out["duel"]["decision"])
+        if out["progress"]["state"] == "decided":  # the page's word for a test that ended, whichever way
+            out["progress"]["state"] = "finished"
+    else:
+        out["progress"] = ev.status(src.partie)
     out["logs"] = _log_names(folder, {p.source for p in t.parties})
     return out
 
