@@ -174,18 +174,13 @@ class EventFolder:
 
     # ------------------------------------------------------------------ units and their logs
     def planned_logs(self, manifest: dict | None = None) -> list[Path]:
-        """The logs of the units the manifest plans (present or not), each inside the folder's ``logs/``
-        (a path that leaves it is no unit's log and is left out)."""
+        """The logs of the units the manifest plans (present or not).  A path the manifest names is
+        taken as it is: where the reader is confined to the folder (``marias serve``:
+        :func:`referee.logs.files.confined`), one that leads out of it is refused when read, with a note."""
         m = self.manifest() if manifest is None else manifest
         if m is None:
             return []
-        out = []
-        for u in m["units"]:
-            if isinstance(u, dict) and isinstance(u.get("log"), str):
-                p = self.path / u["log"]
-                if _inside(p, self.logs_dir):
-                    out.append(p)
-        return out
+        return [self.path / u["log"] for u in m["units"] if isinstance(u, dict) and isinstance(u.get("log"), str)]
 
     def duel_logs(self) -> list[Path]:
         """The unit logs of a duel's folder, in order (each still has to be complete and valid)."""
@@ -317,14 +312,6 @@ _UNREAD = object()
 
 def _is_event(p: Path) -> bool:
     return (p / MANIFEST_FILE).is_file() or (p / STATE_FILE).is_file()
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    """``path`` names a file under ``folder`` (by its text: no ``..`` steps out of it)."""
-    try:
-        return os.path.normpath(path).startswith(os.path.normpath(folder) + os.sep)
-    except (TypeError, ValueError):
-        return False
 
 
 def tournament_folder(p) -> Path | None:
