@@ -1067,6 +1067,8 @@ def table_cmd(
         raise typer.Exit(1)
 
 
+from .analysis import analyze  # noqa: E402
+app.command()(analyze)
 from .bench import bench_app  # noqa: E402  (the bench commands use the helpers above)
 
 app.add_typer(bench_app, name="bench")
