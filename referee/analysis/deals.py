@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass
+from typing import Collection
 
 from ..logs.replay import replay_record
 from ..logs.validate import parse_deck
@@ -64,8 +65,10 @@ def decision_rng(settings: Settings, partie, deal, step: int) -> random.Random:
     return random.Random(f"marias-analyze:{settings.seed}:{partie}:{deal}:{step}")
 
 
-def analyze_deal(rec: dict, players: list[str], settings: Settings = Settings()) -> dict:
-    """The analysis of one deal record (JSON-ready; protocol/LOGS.md, "Analysis")."""
+def analyze_deal(rec: dict, players: list[str], settings: Settings = Settings(),
+                 steps: Collection[int] | None = None) -> dict:
+    """The analysis of one deal record (JSON-ready; protocol/LOGS.md, "Analysis"); ``steps``: only
+    the card decisions at these steps are valued (one step of the replayer; None: every one)."""
     res = rec.get("result") or {}
     out: dict = {"partie": rec.get("partie"), "deal": rec.get("deal"), "forhont": rec.get("forhont"),
                  "game": rec.get("game"), "contract": rec.get("contract"), "actor": rec.get("actor"),
@@ -86,7 +89,8 @@ def analyze_deal(rec: dict, players: list[str], settings: Settings = Settings())
         if d.phase == "play":
             if found["start"] is None and not d.tricks and not d.trick:
                 found["start"] = d.copy()
-            out["decisions"].append(_card_decision(d, i, chosen, players, settings, valuer, rec))
+            if steps is None or i in steps:
+                out["decisions"].append(_card_decision(d, i, chosen, players, settings, valuer, rec))
         elif settings.bidding and d.phase in ("talon", "answer"):
             for g in bidding.passed_games(d, chosen):
                 way = bidding.makeable(d, g)
