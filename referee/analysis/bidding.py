@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from bots.search_solve import Game, Position, game_of_deal, nb_wins
+from bots.search_solve import Game, Position, game_of_deal
 
 from ..rules.actions import PROTI
 from ..rules.cards import CARDS
@@ -48,7 +48,7 @@ def passed_games(deal: Deal, chosen: str) -> list[str]:
     return []
 
 
-def makeable(deal: Deal, game: str) -> str | None:
+def makeable(deal: Deal, game: str, valuer: Valuer) -> str | None:
     """Could the seat to move win ``game`` (betl or durch) double-dummy by announcing it now?
     The first winning discard (``betl:Ah,Xh``) or ``None``."""
     seat = deal.to_move
@@ -67,7 +67,7 @@ def makeable(deal: Deal, game: str) -> str | None:
     rank = (lambda m: -_rank_sum(m)) if game == "betl" else _rank_sum
     for key in sorted(pairs, key=rank):
         hands = [d.masks[p] if p != seat else hand & ~key for p in range(3)]
-        if nb_wins(g, hands, seat):
+        if valuer.nb_wins(g, hands, seat):
             return str(pairs[key])
     return None
 

@@ -93,7 +93,7 @@ def analyze_deal(rec: dict, players: list[str], settings: Settings = Settings(),
                 out["decisions"].append(_card_decision(d, i, chosen, players, settings, valuer, rec))
         elif settings.bidding and d.phase in ("talon", "answer"):
             for g in bidding.passed_games(d, chosen):
-                way = bidding.makeable(d, g)
+                way = bidding.makeable(d, g, valuer)
                 found["passed"].append({"step": i, "seat": d.to_move, "bot": players[d.to_move], "game": g,
                                         "makeable": way is not None, "way": way})
         elif d.phase == "flek":
@@ -103,6 +103,7 @@ def analyze_deal(rec: dict, players: list[str], settings: Settings = Settings(),
     out["problems"] += [f"{rule}: {msg}" for rule, msg in rp.problems]
     if settings.bidding:
         out["bidding"] = _bidding(rp.deal, found, valuer, players)
+    out["nodes"] = valuer.nodes
     return out
 
 

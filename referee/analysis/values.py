@@ -77,11 +77,13 @@ class Valuer:
 
     def __init__(self):
         self._solvers: dict[Game, Solver] = {}
+        self._nodes = 0  # of solvers let go
 
     def solver(self, game: Game) -> Solver:
         s = self._solvers.get(game)
         if s is None:
-            if len(self._solvers) > 8:
+            if len(self._solvers) > 16:  # a deal's games: the one played, betls and durches passed by
+                self._nodes += self.nodes
                 self._solvers.clear()
             s = self._solvers[game] = Solver(game, settle=ordered_settle)
         return s
@@ -94,9 +96,14 @@ class Valuer:
             return {c: (v, None) for c, v in raw.items()}
         return {c: divmod(v, SCALE) for c, v in raw.items()}
 
+    def nb_wins(self, game: Game, hands: list[int], leader: int) -> bool:
+        """Betl or durch at a trick start, every hand known: does the actor win?"""
+        return self.solver(game).nb_wins(hands, leader)
+
     @property
     def nodes(self) -> int:
-        return sum(s.nodes for s in self._solvers.values())
+        """Cards played by the searches so far."""
+        return self._nodes + sum(s.nodes for s in self._solvers.values())
 
 
 def seat_value(seat: int, actor: int, per_defender: float, actor_points: float | None) -> Value:

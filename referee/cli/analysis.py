@@ -57,22 +57,11 @@ def analyze(
     cache: bool = typer.Option(False, "--cache", help="Keep each log's analysis beside it in .marias-analysis/ (hidden from every bot like the logs) and reuse it when the log and the settings are the same."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
 ):
-    """Why did my bot lose? Every card decision of the logs valued: each legal card double-dummy (every hand known, best play after it) and from the seat's view (the mean over --worlds deals consistent with what the seat was told); the chosen card's loss against the best; blunders; and the bidding judged double-dummy.
+    """Why did my bot lose? Every card decision of the logs valued: each legal card double-dummy (every hand known, best play of both sides after it) and from the seat's view (the mean over --worlds deals consistent with what the referee had told the seat, sampled with --seed: a rerun gives the same numbers); the chosen card's loss against the best; blunders; and the bidding judged double-dummy.
 
-    Values are groše of the seat's own payment under the deal's settlement (R6-R9): the actor's
-    count twice what each defender pays, so a card that loses a hra of 1 groš costs the actor 2
-    and a defender 1; betl and durch are won or lost (their stake); in trump games every
-    component counts (hra or tiché sto, sto with its tens, sedma, tichá sedma, games against,
-    hlášky where the rules count them), and card points break ties between lines of equal groše.
-    A loss is the best legal action's value less the chosen one's (never negative). A blunder:
-    a loss from the seat's view of at least --blunder groše (default 1, the hra's stake): what the
-    seat knew already showed the card gave that up, on average over the worlds it thought possible.
+    Values are groše of the seat's own payment under the deal's settlement (R6-R9): the actor's count twice what each defender pays, so a card that gives away a hra of 1 groš costs the actor 2 and a defender 1. Betl and durch are won or lost (their stake); in trump games every component counts (hra or tiché sto, sto with its tens, sedma, tichá sedma, games against, hlášky where the rules count them), and card points break ties between lines of equal groše. A loss is the best legal action's value less the chosen one's (never negative), double-dummy and from the view. A blunder: a loss from the seat's own view of at least --blunder groše (default 1, the stake of a hra): what the seat knew already showed the card gave that up, on average over the worlds it could not tell apart.
 
-    Prints the decisions that lost (--list), then one row per bot: decisions with a choice, mean
-    loss double-dummy and from its view, blunders (and per 100 decisions), games declared and made
-    double-dummy, betls and durches passed by and makeable, raises and their double-dummy gain.
-    Progress on stderr; Ctrl-C prints what is done, marked partial (exit 130). Exit 2 for a path
-    that is not a log."""
+    Prints the card decisions that lost and the bidding that cost (--list), then one row per bot: decisions with a choice, mean loss double-dummy and from its view, blunders (and per 100 decisions), games declared and made double-dummy, betls and durches passed by and makeable, raises and their double-dummy gain. A duel folder counts the groups its test counts, a tournament folder the logs its manifest names. Progress on stderr; Ctrl-C prints what is done, marked partial (exit 130); a path that is not a log: exit 2."""
     from ..analysis import cache as cache_mod
     from ..analysis.deals import Settings
     from ..analysis.run import AnalysisError, Run, analyze_read, event_logs, read
