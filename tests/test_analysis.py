@@ -31,7 +31,7 @@ from referee.rules.deal import Deal
 from referee.rules.partie import shuffled_deck
 from referee.seats.sandbox import OUTPUT_MARKER, marked_outputs
 from tests import reference_solver as ref
-from tests.builders import act, nb_game, play, trump_game
+from tests.builders import act, make_deal, nb_game, play, trump_game
 from tests.test_search_solve_props import random_game, random_position
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -130,7 +130,7 @@ def test_a_hra_worked_by_hand():
     assert d.hlasky == [] and d.result.payments == (-4, 2, 2)
     rec = record_of(d)
     late = range(len(rec["decisions"]) - 6, len(rec["decisions"]))
-    a = analyze_deal(rec, PLAYERS, Settings(worlds=6, bidding=False), steps=late)
+    a = analyze_deal(rec, PLAYERS, Settings(worlds=6), steps=late)
     assert len(a["decisions"]) == 6
     dec = decision_at(a, 9, 0)
     dd = values_of(dec)
@@ -143,6 +143,32 @@ def test_a_hra_worked_by_hand():
     assert dec["worlds"] == 6 and dec["loss_view"] == 8 and dec["blunder"] is True
     # B's and C's last cards are forced: no choice, no loss counted for them
     assert all(x["forced"] for x in a["decisions"] if x["trick"] == 10)
+    # B's flek raised the hra from 0 to 1: it put 1 groš more at stake for each defender (R9.3), won or
+    # lost as the hra is on the best line; the declared game's best line settles the hra (or tiché sto)
+    (flek,) = a["bidding"]["raises"]
+    assert (flek["component"], flek["from"], flek["to"], flek["side"], flek["seats"]) == ("hra", 0, 1, "defence", [1])
+    assert abs(flek["gain_dd"]) == 1
+    line = {c["name"]: c for c in a["bidding"]["declared"]["line"]}
+    hra = line.get("hra") or line["tiche-sto"]
+    assert flek["gain_dd"] == (1 if hra["won"] != (hra["owner"] == "actor") else -1)
+    assert a["bidding"]["declared"]["made"] == (a["bidding"]["declared"]["dd"]["grose"] > 0)
+
+
+def test_betl_and_durch_passed_by_worked_by_hand():
+    """The forhont holds the O, K and A of every suit, the others the 7 to U.  He takes a trump game
+    (barva, discarding Oh Ol).  Durch was makeable with any discard (R7.1: he leads; each card he
+    keeps is above every card of its suit the others hold, so each lead takes the trick, R7.3);
+    betl was not (his first lead takes the first trick, whatever he keeps: R7.11)."""
+    d = make_deal("Ah Kh Oh Al Kl Ol Ab Kb Ob Aa Ka Oa", "7h 8h 9h Xh Uh 7l 8l 9l Xl Ul",
+                  "7b 8b 9b Xb Ub 7a 8a 9a Xa Ua")
+    act(d, "trump:Ah", "barva:Oh,Ol", "dobra", "dobra", "contract:hra", "dobra", "dobra")
+    assert d.result.kind == "conceded"
+    a = analyze_deal(record_of(d), PLAYERS, Settings(worlds=0))
+    mine = {p["game"]: p for p in a["bidding"]["passed"] if p["seat"] == 0}
+    assert mine["durch"]["step"] == 1 and mine["durch"]["makeable"] is True
+    assert mine["durch"]["way"].startswith("durch:") and "Ah" not in mine["durch"]["way"]  # not the trump card
+    assert mine["betl"]["makeable"] is False and mine["betl"]["way"] is None
+    assert a["decisions"] == [] and a["bidding"]["declared"]["game"] == "barva"
 
 
 # ------------------------------------------------------------------ properties

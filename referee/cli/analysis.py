@@ -127,9 +127,14 @@ def analyze(
             rows = bidding_rows(ordered, listing, bot)
             if rows:
                 tables["bidding"] = rows
-        tables["analysis"] = bot_rows(every, bot)
+        rows = bot_rows(every, bot)
+        if not rows:
+            typer.echo("no deal analysed", err=True)
+        else:
+            tables["analysis"] = rows
         footer = (f"{len(every)} deals of {len(ordered)} log(s); worlds {worlds} a decision (seed {seed}); "
                   f"blunder: a loss from the seat's view of at least {blunder:g} groše")
-        typer.echo(render(tables, table_format, footer=footer, titles=TITLES))
+        if tables:
+            typer.echo(render(tables, table_format, footer=footer, titles=TITLES))
     if partial:
         raise typer.Exit(130)
