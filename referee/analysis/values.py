@@ -78,6 +78,7 @@ class Valuer:
     def __init__(self):
         self._solvers: dict[Game, Solver] = {}
         self._nodes = 0  # of solvers let go
+        self._memo: dict[tuple, dict] = {}  # positions solved (the first lead is also the declared game's)
 
     def solver(self, game: Game) -> Solver:
         s = self._solvers.get(game)
@@ -91,7 +92,13 @@ class Valuer:
     def solve(self, game: Game, pos: Position) -> dict[int, tuple[int, int | None]]:
         """Each legal card of the player to move: (groše each defender pays the actor, the
         actor's card points at the end; ``None`` in betl and durch) under best play."""
-        raw = self.solver(game).solve(pos)
+        key = (game, tuple(pos.hands), pos.leader, tuple(pos.trick), pos.tricks_done, pos.a_cards, pos.d_cards,
+               pos.a_hl, pos.d_hl, pos.lost_early)
+        raw = self._memo.get(key)
+        if raw is None:
+            if len(self._memo) > 256:
+                self._memo.clear()
+            raw = self._memo[key] = self.solver(game).solve(pos)
         if game.kind != "barva":
             return {c: (v, None) for c, v in raw.items()}
         return {c: divmod(v, SCALE) for c, v in raw.items()}
