@@ -291,6 +291,7 @@ def small_log(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_log_analysed_end_to_end(small_log):
     out = run.log_analysis(small_log, Settings(worlds=0))
     recs = [json.loads(x) for x in small_log.read_text().splitlines()]
@@ -354,6 +355,7 @@ def test_the_cache_is_hidden_from_bots(small_log, tmp_path):
     assert str(marked) in marked_outputs([str(tmp_path)])[0]
 
 
+@pytest.mark.slow
 def test_cli_tables_and_errors(small_log, tmp_path):
     from typer.testing import CliRunner
 
@@ -375,3 +377,17 @@ def test_cli_tables_and_errors(small_log, tmp_path):
     assert r.exit_code == 2 and "robot#0" in r.output
     r = CliRunner().invoke(app, ["analyze", str(tmp_path / "missing")])
     assert r.exit_code == 2 and "missing" in r.output
+
+
+@pytest.mark.slow
+def test_bench_analyze_measures_the_search_bot_and_the_analysis_in_one_run(tmp_path):
+    from referee.analysis.bench import analyze
+
+    out = analyze(ms=5, seed="t", profile=False, keep=tmp_path)
+    (log,) = tmp_path.glob("*.jsonl")
+    rec_plays = sum(x["decision"] == "play" for r in map(json.loads, log.read_text().splitlines())
+                    if r["type"] == "deal" for x in r["decisions"])
+    assert out["deals"] == 12 and out["card_decisions_valued"] == rec_plays
+    assert out["search_decisions"] > 0 and out["search_cpu_s"] > 0 and out["analysis_dd_cpu_s"] > 0
+    # the ratio of the two CPU times (the figures are rounded to milliseconds)
+    assert out["ratio_dd_to_search"] == pytest.approx(out["analysis_dd_cpu_s"] / out["search_cpu_s"], rel=0.02)
