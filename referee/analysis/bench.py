@@ -77,7 +77,7 @@ def _profile(path: Path, settings: Settings, top: int = 8) -> dict:
         elif "/referee/analysis/" in f:
             part = "analysis bookkeeping (referee/analysis)"
         else:
-            part = "other (json, builtins, interpreter)"
+            part = "builtins (dict lookups, sorts: most called by the solver)"
         by_part[part] = by_part.get(part, 0.0) + v[2]
     out = {f"profile_{k}_percent": round(100 * v / total, 1) for k, v in sorted(by_part.items(), key=lambda x: -x[1])}
     ranked = sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]
