@@ -122,7 +122,10 @@ def seat_value(seat: int, actor: int, per_defender: float, actor_points: float |
 
 def dd_values(deal: Deal, valuer: Valuer) -> dict[str, Value]:
     """Every legal action of the seat to move in the play phase, double-dummy (``play:Ah`` ->
-    its value; ``lay`` settled by the engine, R8.4)."""
+    its value; ``lay`` settled by the engine, R8.4).  The solver's lines are card play: laying
+    down is valued where it is offered, not as a choice inside a line (it scores as the best
+    play-out does, but for a trump seven the actor would have to trump with before the last
+    trick: laying counts it in the last trick, so ``lay`` can be worth more than every card)."""
     seat = deal.to_move
     game = game_of_deal(deal)
     out = {}
@@ -150,7 +153,10 @@ def view_values(deal: Deal, worlds: int, rng: random.Random, valuer: Valuer) -> 
     with its view (:meth:`Deal.view`, read by :class:`bots.search_worlds.Knowledge`), and the
     number of worlds solved.  ``lay`` is worth the actor's best card in each world: it is offered
     only when he takes every remaining trick whatever is played (R8.1), and then scores what
-    his best play-out scores (R8.4)."""
+    his best play-out scores (R8.4) — except where the rules of play would make him trump with
+    his trump seven before the last trick, which laying counts in the last trick; the engine's
+    value of laying needs the real hands, so a world does not get it and laying is never shown
+    worse than a card from the view."""
     seat = deal.to_move
     know = Knowledge(deal.view(seat))
     game = game_of_deal(deal)
