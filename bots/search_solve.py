@@ -222,8 +222,11 @@ class Solver:
     card of the actor, any losing card of a defender ends a node), with a table of
     won and lost trick starts keyed by the hands and the leader alone."""
 
-    def __init__(self, game: Game, max_table: int = 400_000):
+    def __init__(self, game: Game, max_table: int = 400_000, settle: Callable | None = None):
         self.game = game
+        # the leaves' settlement of a trump game: groše each defender pays the actor (the analysis of logs
+        # passes one that also orders the lines of equal groše by card points, referee/analysis/values.py)
+        self.settle = settle or trump_settle
         self.max_table = max_table
         self.table: dict = {}
         self.leaf_memo: dict = {}
@@ -442,6 +445,7 @@ class Solver:
         seven = self.seven
         table = self.table
         leaf_memo = self.leaf_memo
+        settle = self.settle
         moves = self.moves
         # a follower's ordered classes (see second()) and a leader's, shared by the solvers of one trump suit
         fcache, lcache = _ORDER_CACHE.setdefault((self.game.kind, trump), ({}, {}))
@@ -499,7 +503,7 @@ class Solver:
             v = leaf_memo.get(key)
             if v is None:
                 a_hl, d_hl, lost = hl_unpack(hs)
-                v = leaf_memo[key] = trump_settle(game, ap, dp, a_hl, d_hl, sil, lost)
+                v = leaf_memo[key] = settle(game, ap, dp, a_hl, d_hl, sil, lost)
             return v
 
         # The transposition table of trump games is keyed by the position's shape: each suit

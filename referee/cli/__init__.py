@@ -8,6 +8,7 @@ This file only assembles the typer app; the commands live by what they are about
 :mod:`.tools`          ``check``, ``strength``, ``bot``: a bot author's tools
 :mod:`.people`         ``play``, ``serve``, ``report``: people and the web pages
 :mod:`.events`         ``tournament``, ``duel``, ``table``: events and their tables
+:mod:`.analysis`       ``analyze``: every decision of a log valued
 :mod:`.bench`          ``bench …``: benchmarks
 :mod:`.options`        what several commands share (sandbox and limit options, checks of input, progress)
 =====================  ==========================================================
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import typer
 
-from . import events, logs, matches, people, tools
+from . import analysis, events, logs, matches, people, tools
 from .bench import bench_app
 
 app = typer.Typer(
@@ -63,6 +64,7 @@ app.command()(people.report)
 app.command()(events.tournament)
 app.command()(events.duel)
 app.command("table")(events.table_cmd)
+app.command()(analysis.analyze)
 app.add_typer(bench_app, name="bench")
 
 

@@ -89,6 +89,21 @@ def bench_search(
                               baseline=str(baseline) if baseline else None), as_json)
 
 
+@bench_app.command("analyze")
+def bench_analyze(
+    ms: float = typer.Option(SEARCH_MS, "--ms", min=1, help="The search bot's limit per decision (CPU ms, as search --ms)."),
+    seed: str = typer.Option("bench-analyze", "--seed", help="Seed of the partie (its decks) and of the search bot."),
+    worlds: int = typer.Option(0, "--worlds", min=0, max=1000, help="Also time the value from the seats' view with this many worlds a decision (0: not)."),
+    profile: bool = typer.Option(True, "--profile/--no-profile", help="Profile the double-dummy analysis: own time by module, the top functions."),
+    keep: Optional[Path] = typer.Option(None, "--keep", file_okay=False, exists=True, help="Write the partie's log into this folder (to run marias analyze on it)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """marias analyze against the search bot's own thinking, in one run: a partie of search (seat 0) against two robots, the CPU time of search's decisions; then that log analysed double-dummy (every card decision and the bidding), its CPU time, and the ratio (goal: at most 1). With the card decisions' share, solver nodes per CPU second, a profile, and (--worlds) the value from the seats' view."""
+    from ..analysis.bench import analyze
+
+    _print_bench(analyze(ms=ms, seed=seed, worlds=worlds, profile=profile, keep=keep), as_json)
+
+
 @bench_app.command("env")
 def bench_env(
     partie: int = typer.Option(20, help="Partie per repeat (each played by the engine and by the environment)."),

@@ -171,6 +171,8 @@ class Eta:
         return f"{self.what} {done}/{self.total}, {duration(elapsed)} elapsed, ETA {eta}"
 
     def __call__(self, done: int, total: int | None = None) -> None:
+        if total is not None:  # a caller that learns the total as it goes (marias analyze)
+            self.total = total
         now = self.clock()
         if done < self.total and now - self.shown < (0.2 if self.tty else 5.0):
             return  # a terminal line redrawn, a log line every few seconds

@@ -447,14 +447,15 @@ def build(t: Tournament, *, series: int | None = None, which: Iterable[str] | No
 
 
 def render(tables: dict[str, list[dict]], fmt: str = "text", *, series: int | None = None,
-           footer: str | None = None) -> str:
-    """Tables as text, Markdown (md), CSV (each table after a '# name' line) or JSON."""
+           footer: str | None = None, titles: dict[str, str] | None = None) -> str:
+    """Tables as text, Markdown (md), CSV (each table after a '# name' line) or JSON; ``titles``
+    names tables other than these (the analysis's, referee/analysis/summary.py)."""
     if fmt == "json":
         body = {name: rows for name, rows in tables.items()}
         return json.dumps(body, indent=2, ensure_ascii=False)
     parts = []
     for name, rows in tables.items():
-        title = TITLES[name] + (f": the best {series} partie" if name == "series" and series else "")
+        title = (titles or TITLES)[name] + (f": the best {series} partie" if name == "series" and series else "")
         if fmt == "csv":
             buf = io.StringIO()
             buf.write(f"# {name}\n")
