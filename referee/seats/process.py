@@ -14,6 +14,10 @@ time limit as its timeout.  The main process is not reaped before :meth:`BotProc
 pid -- which is also the process group id -- cannot be reused meanwhile and
 signalling the group stays safe after the leader has exited.
 
+A bot runs only while the referee awaits something of it (a request's answer, a line it
+reads with :meth:`BotProcess.receive`, room in its full stdin pipe); otherwise it is frozen
+(:mod:`referee.seats.freezer`), and :meth:`BotProcess.release` lets it run to its end.
+
 Beside it: :mod:`referee.seats.streams` (stdout cut into bounded lines, stderr copied to a
 capped file), :mod:`referee.seats.groups` (process groups, ended together), :mod:`referee.seats.faults`
 (what a bot did wrong), :mod:`referee.seats.sandbox` (what a bot may see and use).
@@ -182,7 +186,9 @@ class BotProcess:
         self.poller = poller or Poller()
         self._popen: subprocess.Popen | None = None
         self._sandbox_cleanup: Callable[[], None] | None = None  # what launch() left to undo
-        self._turn: Callable[[bool], None] | None = None  # its CPU weight: asked / waiting (referee/seats/resources.py)
+        self._turn: Callable[[bool], None] | None = None  # asked / waiting: thawed / frozen (referee/seats/freezer.py)
+        self._release: Callable[[], None] | None = None  # to end: thawed for good
+        self._asked = False  # the referee awaits something of it now (it runs)
         self._pid = self._stdin = self._stdout = self._stderr = self._pidfd = -1
         self._closed = False
         self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
@@ -284,7 +290,9 @@ class BotProcess:
             spawn.cleanup()
             raise
         self._sandbox_cleanup = spawn.cleanup
-        self._turn = spawn.turn
+        self._turn, self._release = spawn.turn, spawn.release
+        if spawn.started is not None:
+            spawn.started(popen.pid)
         return popen
 
     # ------------------------------------------------------------ waiting
@@ -481,7 +489,12 @@ class BotProcess:
             self._write_rest(memoryview(data)[n:], self.write_timeout if timeout is None else timeout)
 
     def _write_rest(self, data: memoryview, timeout: float | None) -> None:
-        """The pipe is full (the bot is not reading): write the rest as room appears, within ``timeout``."""
+        """The pipe is full (the bot is not reading): write the rest as room appears, within ``timeout``.
+        A bot that waits for its turn runs meanwhile (it cannot read frozen); no other bot runs then."""
+        with self._running():
+            self._write_waiting(data, timeout)
+
+    def _write_waiting(self, data: memoryview, timeout: float | None) -> None:
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
         while data:
@@ -500,9 +513,35 @@ class BotProcess:
     # ---------------------------------------------------------------- receive
 
     def receive(self, timeout: float | None) -> dict:
-        """Read one line and return it parsed as a JSON object."""
+        """Read one line and return it parsed as a JSON object (the bot runs meanwhile)."""
         self._usable()
-        return self._read_message(time.monotonic(), timeout)
+        with self._running():
+            return self._read_message(time.monotonic(), timeout)
+
+    @contextlib.contextmanager
+    def _running(self):
+        """The referee awaits something of the bot: it runs (thawed), and is frozen again after,
+        unless it was running already (a request in progress) or is released."""
+        outer = not self._asked
+        turn = self._turn if outer else None
+        if turn is not None:
+            turn(True)
+        self._asked = True
+        try:
+            yield
+        finally:
+            if outer:
+                self._asked = False
+                if turn is not None and self._turn is not None:
+                    turn(False)
+
+    def release(self) -> None:
+        """The bot is to end (it has been told bye, or is being ended): it runs from now on, to
+        read what it was sent and exit.  Idempotent; :meth:`close` and :meth:`kill` call it."""
+        release, self._release, self._turn = self._release, None, None
+        if release is not None:
+            with contextlib.suppress(Exception):
+                release()
 
     def request(self, message: dict, timeout: float | None, preceding=()) -> tuple[dict, float]:
         """Send the informational ``preceding`` messages and ``message`` in one write and read the answer."""
@@ -519,17 +558,11 @@ class BotProcess:
         if held and held.strip():
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
                            evidence(held))
-        turn = self._turn
-        if turn is not None:
-            turn(True)
-        try:
+        with self._running():  # thawed (once the bot before is frozen), frozen again after its answer
             self._write_lines(lines)
-            start = time.monotonic()
+            start = time.monotonic()  # its time starts here: not while it waited, frozen, for its turn
             answer = self._read_message(start, timeout)
             return answer, time.monotonic() - start
-        finally:
-            if turn is not None:
-                turn(False)
 
     def _read_chunk(self) -> bytes | None:
         """What stdout holds now: bytes, ``b""`` at EOF, None if nothing yet."""
@@ -595,6 +628,7 @@ class BotProcess:
         if self._popen is None or self._closed:
             return
         self._count_cpu()
+        self.release()  # it runs to read its last lines (bye) and exit
         try:
             self._close_stdin()
             if not self._wait_exit(grace):
@@ -643,6 +677,7 @@ class BotProcess:
         self._closed = True
         # the leader is not reaped yet, so its pid (== pgid) is still ours to signal
         kill_process_group_now(self._pid, signal.SIGKILL)
+        self.release()  # killed first, then thawed: a frozen cgroup v1 process dies only once thawed
         with contextlib.suppress(Exception):
             self._popen.wait(timeout=0.5)
             if self._returncode is None:

