@@ -110,46 +110,80 @@ def frozen_now(pid: int) -> bool:
         return f.read().rsplit(")", 1)[1].split()[0] == "T"
 
 
-def start_spinner() -> tuple[BotProcess, int]:
-    bot = BotProcess(BotCommand([sys.executable, "-c", SPINNER], sandbox=SandboxConfig(mode="none")))
+def start_spinner(mode: str = "bwrap") -> tuple[BotProcess, list[int]]:
+    """The spinning bot, asked once; its processes as the machine numbers them (under bubblewrap:
+    the two below bwrap and its pid 1 in the sandbox), the bot's main process first."""
+    from referee.seats.groups import children
+
+    bot = BotProcess(BotCommand([sys.executable, "-c", SPINNER], sandbox=SandboxConfig(mode=mode)))
     bot.start()
-    answer, _ = bot.request({"type": "request", "id": 1}, 60)
-    return bot, int(answer["action"])
+    bot.request({"type": "request", "id": 1}, 60)
+    main = children(children(bot.pid)[0])[0] if mode == "bwrap" else bot.pid
+    return bot, [main, *children(main)]
 
 
 @pytest.mark.parametrize("way", list(WAYS), indirect=True)
 def test_a_bot_that_answered_does_not_run_until_it_is_asked_again(way):
-    bot, child = start_spinner()
+    bot, procs = start_spinner()
     try:
-        assert freezer.settle(10.0)  # the kernel says it is frozen (a guard: 10 s)
-        assert frozen_now(bot.pid) and frozen_now(child)
-        before = cpu_ticks(bot.pid), cpu_ticks(child)
+        assert len(procs) == 2 and freezer.settle(10.0)  # the kernel says it is frozen (a guard: 10 s)
+        assert all(frozen_now(p) for p in procs)
+        before = [cpu_ticks(p) for p in procs]
         time.sleep(0.3)  # two spinners: 60 ticks of CPU if they ran
-        assert (cpu_ticks(bot.pid), cpu_ticks(child)) == before
+        assert [cpu_ticks(p) for p in procs] == before
         # asked again, it runs: its answer comes only once its child's CPU time has moved
-        answer, _ = bot.request({"type": "request", "id": 2}, 60)
-        assert int(answer["action"]) == child
+        bot.request({"type": "request", "id": 2}, 60)
         assert resources.limits_report()["waiting"] == WAYS[way]
     finally:
         bot.kill()
-    assert gone(bot.pid) and gone(child)  # killed while frozen: it dies (cgroup v1: it is thawed to)
+    assert all(gone(p) for p in procs)  # killed while frozen: it dies (cgroup v1: it is thawed to)
 
 
 @pytest.mark.parametrize("way", list(WAYS), indirect=True)
 def test_a_frozen_bot_that_is_closed_reads_the_end_of_its_input_and_exits_by_itself(way):
-    bot, child = start_spinner()
-    assert freezer.settle(10.0) and frozen_now(bot.pid)
+    bot, procs = start_spinner()
+    assert freezer.settle(10.0) and frozen_now(procs[0])
     bot.close(grace=30.0)  # thawed first: it reads EOF and exits (not killed)
     assert bot.returncode == 0
-    assert gone(child)  # what it left behind is ended with its group
+    assert all(gone(p) for p in procs)  # what it left behind is ended with it
 
 
 def test_a_bot_asked_again_at_once_is_not_waited_for_and_the_pending_set_empties():
     bot, _ = start_spinner()
     try:
-        answer, _ = bot.request({"type": "request", "id": 2}, 60)  # asked again before it was seen frozen
+        bot.request({"type": "request", "id": 2}, 60)  # asked again before it was seen frozen
         assert freezer.settle(10.0)
         assert not freezer._PENDING
+    finally:
+        bot.kill()
+
+
+def test_the_freezer_cgroup_holds_the_bots_own_processes_and_not_bubblewraps():
+    from referee.seats.groups import children
+
+    bot, procs = start_spinner()
+    try:
+        if resources.hierarchies().get("freezer") is None:
+            pytest.skip("no writable freezer cgroup on this machine")
+        assert freezer.settle(10.0)
+        wrappers = [bot.pid, *children(bot.pid)]  # bwrap and the sandbox's pid 1
+        assert all(frozen_now(p) for p in procs) and not any(frozen_now(p) for p in wrappers)
+    finally:
+        bot.kill()
+
+
+def test_without_the_sandbox_bots_are_not_frozen():
+    """--sandbox none runs trusted bots that share every file anyway: freezing them would cost
+    the referee its time and protect nothing."""
+    bot, procs = start_spinner(mode="none")
+    try:
+        before = cpu_ticks(procs[1])
+        deadline = time.monotonic() + 10
+        while cpu_ticks(procs[1]) == before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert cpu_ticks(procs[1]) != before  # its child spins on while nobody asks it anything
+        assert not frozen_now(procs[0])
+        assert resources.limits_report(mode="none")["waiting"] == "not frozen (no sandbox)"
     finally:
         bot.kill()
 
@@ -162,30 +196,32 @@ def test_the_forcing_variable_refuses_a_value_it_does_not_know(monkeypatch):
 
 def test_warm_bots_wait_frozen_between_matches_and_end_by_themselves(tmp_path):
     from referee.matches.match import BotSpec, MatchConfig, Referee, WarmSeats
+    from referee.seats.groups import children
 
     warm = WarmSeats()
     specs = [BotSpec.parse("random", seed=f"w{i}") for i in range(3)]
     try:
         Referee(MatchConfig(bots=specs, partie=1, seed="warm-frozen:1", work_dir=tmp_path / "a", warm=warm)).run()
         kept = [entry[1] for entry in warm.kept.values()]
+        mains = [children(children(io.pid)[0])[0] for io in kept]  # each bot's own process, under bwrap
         assert len(kept) == 3 and freezer.settle(10.0)
-        assert all(frozen_now(io.pid) for io in kept)
+        assert all(frozen_now(p) for p in mains)
         result = Referee(MatchConfig(bots=specs, partie=1, seed="warm-frozen:2", work_dir=tmp_path / "b",
                                      warm=warm)).run()
         assert warm.adopted == 3 and not result.faults  # the same processes played on: thawed when asked
         assert [entry[1] for entry in warm.kept.values()] == kept
-        assert freezer.settle(10.0) and all(frozen_now(io.pid) for io in kept)
+        assert freezer.settle(10.0) and all(frozen_now(p) for p in mains)
     finally:
         warm.close()
     assert all(io.returncode == 0 for io in kept)  # told bye, thawed, and exited by themselves
 
 
 def _kill_worker_with_frozen_bot(job):
-    """A tournament worker's job: start a bot, ask it once (so it is frozen), write its pid and its
-    child's, and die at once (no clean-up)."""
-    bot, child = start_spinner()
-    assert freezer.settle(10.0)
-    Path(job).write_text(f"{bot.pid} {child}")
+    """A tournament worker's job: start a bot, ask it once (so it is frozen), write its processes'
+    pids, and die at once (no clean-up)."""
+    bot, procs = start_spinner()
+    assert freezer.settle(10.0) and all(frozen_now(p) for p in procs)
+    Path(job).write_text(" ".join(map(str, procs)))
     os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -76,7 +76,8 @@ def describe(how: str) -> str:
     """What the log header says for a way of freezing."""
     return {"cgroup v2": "frozen (cgroup v2 freezer)", "cgroup v1": "frozen (cgroup v1 freezer)",
             "SIGSTOP": "stopped (SIGSTOP to each of its processes; no writable freezer cgroup)",
-            "off": f"not frozen ({FREEZER_VARIABLE}=off)"}[how]
+            "off": f"not frozen ({FREEZER_VARIABLE}=off)",
+            "none": "not frozen (no sandbox)"}[how]
 
 
 class Freezer:
@@ -110,7 +111,7 @@ class Freezer:
     # ------------------------------------------------------------ the turns
     def freeze(self) -> None:
         """Start freezing the bot (asynchronous: :func:`settle` waits for it to be done)."""
-        if self.released or self.frozen or self.how == "off":
+        if self.released or self.frozen or self.how in ("off", "none"):
             return
         self.frozen = True
         if self._fds:
@@ -123,7 +124,7 @@ class Freezer:
 
     def thaw(self) -> None:
         """The bot is to be asked: once every other bot being frozen is (:func:`settle`), it runs."""
-        if self.released or self.how == "off":
+        if self.released or self.how in ("off", "none"):
             return
         with _LOCK:
             _PENDING.discard(self)  # asked again at once: nothing to wait for

@@ -188,7 +188,8 @@ class BotProcess:
         self._sandbox_cleanup: Callable[[], None] | None = None  # what launch() left to undo
         self._turn: Callable[[bool], None] | None = None  # asked / waiting: thawed / frozen (referee/seats/freezer.py)
         self._release: Callable[[], None] | None = None  # to end: thawed for good
-        self._asked = False  # the referee awaits something of it now (it runs)
+        self._thawed = True  # it runs (from its start until it has answered its first request)
+        self._asked = False  # a request is in progress (it stays thawed until its answer)
         self._pid = self._stdin = self._stdout = self._stderr = self._pidfd = -1
         self._closed = False
         self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
@@ -491,8 +492,13 @@ class BotProcess:
     def _write_rest(self, data: memoryview, timeout: float | None) -> None:
         """The pipe is full (the bot is not reading): write the rest as room appears, within ``timeout``.
         A bot that waits for its turn runs meanwhile (it cannot read frozen); no other bot runs then."""
-        with self._running():
+        was = self._thawed
+        self._thaw()
+        try:
             self._write_waiting(data, timeout)
+        finally:
+            if not was and not self._asked:
+                self._freeze()
 
     def _write_waiting(self, data: memoryview, timeout: float | None) -> None:
         start = time.monotonic()
@@ -515,30 +521,32 @@ class BotProcess:
     def receive(self, timeout: float | None) -> dict:
         """Read one line and return it parsed as a JSON object (the bot runs meanwhile)."""
         self._usable()
-        with self._running():
-            return self._read_message(time.monotonic(), timeout)
-
-    @contextlib.contextmanager
-    def _running(self):
-        """The referee awaits something of the bot: it runs (thawed), and is frozen again after,
-        unless it was running already (a request in progress) or is released."""
-        outer = not self._asked
-        turn = self._turn if outer else None
-        if turn is not None:
-            turn(True)
-        self._asked = True
+        was = self._thawed
+        self._thaw()
         try:
-            yield
+            return self._read_message(time.monotonic(), timeout)
         finally:
-            if outer:
-                self._asked = False
-                if turn is not None and self._turn is not None:
-                    turn(False)
+            if not was:
+                self._freeze()
+
+    def _thaw(self) -> None:
+        """Let the bot run, once every bot being frozen is (referee/seats/freezer.py)."""
+        if not self._thawed:
+            self._thawed = True
+            if self._turn is not None:
+                self._turn(True)
+
+    def _freeze(self) -> None:
+        """Freeze the bot (it waits for its turn); asynchronous, waited for before another bot runs."""
+        if self._thawed and self._turn is not None:
+            self._thawed = False
+            self._turn(False)
 
     def release(self) -> None:
         """The bot is to end (it has been told bye, or is being ended): it runs from now on, to
         read what it was sent and exit.  Idempotent; :meth:`close` and :meth:`kill` call it."""
         release, self._release, self._turn = self._release, None, None
+        self._thawed = True
         if release is not None:
             with contextlib.suppress(Exception):
                 release()
@@ -558,11 +566,16 @@ class BotProcess:
         if held and held.strip():
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
                            evidence(held))
-        with self._running():  # thawed (once the bot before is frozen), frozen again after its answer
-            self._write_lines(lines)
+        self._asked = True
+        try:
+            self._write_lines(lines)  # a frozen bot finds them in its pipe when it is thawed: one wake-up
+            self._thaw()  # once the bot before is frozen
             start = time.monotonic()  # its time starts here: not while it waited, frozen, for its turn
             answer = self._read_message(start, timeout)
             return answer, time.monotonic() - start
+        finally:
+            self._asked = False
+            self._freeze()
 
     def _read_chunk(self) -> bytes | None:
         """What stdout holds now: bytes, ``b""`` at EOF, None if nothing yet."""

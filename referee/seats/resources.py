@@ -204,20 +204,29 @@ _counter = itertools.count(1)
 
 
 class Cgroup:
-    """The bot's cgroups (one per hierarchy; a v2 one holds both controllers)."""
+    """The bot's cgroups (one per hierarchy; a v2 one holds all its controllers).
 
-    def __init__(self, limits: SandboxLimits):
+    ``frozen``: the bot is frozen while it waits for its turn (the sandbox's way): its freezer
+    cgroup holds the bot's own processes only, not bubblewrap's, which the bot's first
+    process joins from inside the sandbox (:attr:`join_fd`: that cgroup's ``cgroup.procs``,
+    open for writing); a freeze or thaw then wakes the bot's processes alone."""
+
+    def __init__(self, limits: SandboxLimits, frozen: bool = True):
         self.dirs: list[str] = []
         self.kinds: set[str] = set()
+        self.join_fd = -1
         name = f"{group_prefix()}{os.getpid()}-{next(_counter)}"
         made: dict[str, str] = {}
         found = hierarchies()
         for c, h in found.items():
-            want = {"pids": limits.processes, "memory": limits.memory_mb, "cpu": limits.cpus, "freezer": 1}[c]
+            want = {"pids": limits.processes, "memory": limits.memory_mb, "cpu": limits.cpus,
+                    "freezer": 1 if frozen and freezer.forced() != "off" else None}[c]
             if want is None:
                 continue
             d = os.path.join(h.base, name)
             try:
+                if c == "freezer" and d in made.values():  # a v2 cgroup with controllers: the bot's own below it
+                    d = os.path.join(d, "bot")
                 if d not in made.values():
                     os.mkdir(d)
                     self.dirs.append(d)
@@ -245,11 +254,16 @@ class Cgroup:
             except OSError:
                 continue
         # opened now so that the child only writes (nothing to open between fork and exec)
-        self._fds = [os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC) for d in self.dirs]
+        frozen_in = made.get("freezer") if "freezer" in self.kinds else None
+        self._fds = [os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+                     for d in self.dirs if d != frozen_in]
+        if frozen_in is not None:
+            self.join_fd = os.open(os.path.join(frozen_in, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
         # while it waits for its turn the bot is frozen (referee/seats/freezer.py): a freezer cgroup, else SIGSTOP
-        how = "off" if freezer.forced() == "off" else (
-            f"cgroup v{found['freezer'].version}" if "freezer" in self.kinds else "SIGSTOP")
-        self.freezer = freezer.Freezer(how, made.get("freezer"), self.pids if self.dirs else None)
+        how = ("none" if not frozen else "off" if freezer.forced() == "off" else
+               f"cgroup v{found['freezer'].version}" if frozen_in else "SIGSTOP")
+        first = next((d for d in self.dirs if d != frozen_in), None)  # SIGSTOP: each cgroup holds all its processes
+        self.freezer = freezer.Freezer(how, frozen_in, (lambda: _procs(first)) if first else None)
 
     def turn(self, asked: bool) -> None:
         """The bot is asked (``True``: the referee awaits its answer) or waits (``False``).  Asked,
@@ -278,16 +292,15 @@ class Cgroup:
 
     def close_fds(self) -> None:
         self.freezer.release()
-        for fd in self._fds:
+        for fd in self._fds + ([self.join_fd] if self.join_fd >= 0 else []):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self._fds = []
+        self._fds, self.join_fd = [], -1
 
     def pids(self) -> set[int]:
         out: set[int] = set()
         for d in self.dirs:
-            with contextlib.suppress(OSError, ValueError):
-                out |= {int(x) for x in Path(d, "cgroup.procs").read_text().split()}
+            out |= _procs(d)
         return out
 
     def remove(self, wait: float = 1.0) -> None:
@@ -299,13 +312,21 @@ class Cgroup:
                 with contextlib.suppress(OSError):
                     os.kill(pid, 9)
             self.freezer.release()
-            for d in list(self.dirs):
+            for d in reversed(self.dirs):  # a cgroup made inside another first
                 with contextlib.suppress(OSError):
                     os.rmdir(d)
                     self.dirs.remove(d)
             if not self.dirs or time.monotonic() > deadline:
                 return
             time.sleep(0.005)
+
+
+def _procs(folder: str) -> set[int]:
+    """The processes in a cgroup (none if it is gone)."""
+    with contextlib.suppress(OSError, ValueError):
+        with open(os.path.join(folder, "cgroup.procs"), "rb") as f:
+            return {int(x) for x in f.read().split()}
+    return set()
 
 
 def _write(folder: str, name: str, value: str) -> None:
@@ -333,7 +354,8 @@ def limits_report(limits: SandboxLimits | None = None, mode: str = "bwrap") -> d
     out["cpus"] = "off" if limits.cpus is None else (
         f"cgroup v{h['cpu'].version} (CFS quota)" if "cpu" in h else "not enforced (no writable cpu cgroup)")
     out["waiting"] = freezer.describe(
-        "off" if freezer.forced() == "off" else f"cgroup v{h['freezer'].version}" if "freezer" in h else "SIGSTOP")
+        "none" if not sandboxed else "off" if freezer.forced() == "off" else
+        f"cgroup v{h['freezer'].version}" if "freezer" in h else "SIGSTOP")
     for key in ("locks", "keyring", "mincore"):  # the seccomp filter's three channels (referee/seats/seccomp.py)
         out[key] = seccomp.status() if sandboxed else "not blocked (no sandbox)"
     return out

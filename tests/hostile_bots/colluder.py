@@ -345,7 +345,8 @@ class Keyring:
             found = [m[1] for m in pattern.finditer(f.read())]
         if not found:
             raise OSError(errno.ENOENT, "no partner's key in /proc/keys")
-        return bytes.fromhex(found[-1])
+        # /proc/keys lists keys by their (random) ids: the partner's latest is the one of the latest deal
+        return max((bytes.fromhex(h) for h in found), key=lambda m: (json.loads(m)["partie"], json.loads(m)["deal"]))
 
 
 class Fifo:
