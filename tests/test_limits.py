@@ -183,6 +183,31 @@ def test_the_filter_checks_the_architecture_first_and_refuses_an_unknown_one():
         seccomp.program("riscv64")
 
 
+RUNTIMES = {  # a program that uses a runtime's usual start-up (threads, its standard library), and what it prints
+    "python3": (["python3", "-c", "import json, threading, sqlite3, ssl; t = threading.Thread(target=print, args=('ok',)); "
+                 "t.start(); t.join()"], "ok"),
+    "node": (["node", "-e", "require('crypto').randomBytes(4); setTimeout(() => console.log('ok'), 10)"], "ok"),
+    "java": (["java", "-Xshare:auto", "-version"], "version"),
+    "perl": (["perl", "-MPOSIX", "-e", "print qq(ok\\n)"], "ok"),
+}
+
+
+@pytest.mark.parametrize("runtime", list(RUNTIMES))
+def test_common_runtimes_start_under_the_filter(runtime, bwrap_here):
+    """None of them calls the keyring or mincore at start, or breaks on the answer (ENOSYS)."""
+    import shutil
+    argv, expected = RUNTIMES[runtime]
+    if shutil.which(argv[0]) is None:
+        pytest.skip(f"{argv[0]} is not installed")
+    fd = seccomp.filter_fd()
+    try:
+        proc = subprocess.run([bwrap_here, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                               "--seccomp", str(fd), *argv], pass_fds=(fd,), capture_output=True, text=True, timeout=TIMEOUT)
+    finally:
+        os.close(fd)
+    assert proc.returncode == 0 and expected in proc.stdout + proc.stderr, proc.stderr[-2000:]
+
+
 HEADERS = {  # the kernel's own numbers, as installed with its headers (an independent source)
     seccomp.AUDIT_ARCH_X86_64: "/usr/include/x86_64-linux-gnu/asm/unistd_64.h",
     seccomp.AUDIT_ARCH_I386: "/usr/include/x86_64-linux-gnu/asm/unistd_32.h",

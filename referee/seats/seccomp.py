@@ -27,8 +27,8 @@ both away:
 
 Why ``ENOSYS`` for those: it is what a kernel without keys (``CONFIG_KEYS=n``) answers, so
 programs that use a keyring when there is one (Kerberos, systemd's tools) take the path they
-have for its absence; no runtime a bot is written in calls either at start (Python, Node.js,
-Java and Perl start and play under the filter: ``tests/test_limits.py``).  ``mincore`` and
+have for its absence; no runtime a bot is usually written in calls either at start (Python,
+Node.js, Java and Perl start under the filter: ``tests/test_limits.py``).  ``mincore`` and
 ``cachestat`` are only ever used to look at memory and caches, never needed to run.
 
 Why taking a lock succeeds rather than fails: programs take locks on their own files
