@@ -38,6 +38,7 @@ from typing import Callable
 from protocol.messages import MessageError, decode_line, encode_line
 
 from .faults import BotFault, FaultKind, describe_returncode, evidence, tail_evidence
+from .freezer import settle
 from .groups import LIVE_GROUPS, group_has_live_members, kill_process_group_now
 from .sandbox import SandboxConfig, SandboxUnavailable, launch
 from .streams import LineBuffer, LineTooLong, StderrCopy
@@ -530,11 +531,15 @@ class BotProcess:
                 self._freeze()
 
     def _thaw(self) -> None:
-        """Let the bot run, once every bot being frozen is (referee/seats/freezer.py)."""
-        if not self._thawed:
+        """Let the bot run, once every bot being frozen is (referee/seats/freezer.py); one that runs
+        already (it has just started) goes on only once they are too."""
+        if self._turn is None:
+            return
+        if self._thawed:
+            settle()
+        else:
             self._thawed = True
-            if self._turn is not None:
-                self._turn(True)
+            self._turn(True)
 
     def _freeze(self) -> None:
         """Freeze the bot (it waits for its turn); asynchronous, waited for before another bot runs."""

@@ -33,7 +33,6 @@ import ctypes
 import errno
 import fcntl
 import glob
-import hashlib
 import json
 import os
 import re
@@ -42,6 +41,8 @@ import socket
 import struct
 import sys
 import zlib
+
+from pages import Pages
 
 TAG = sys.argv[1] if len(sys.argv) > 1 else "x"
 CARDS = [r + s for s in "hlba" for r in "789XUOKA"]
@@ -138,96 +139,35 @@ class Record:
         return [self._lock(self.get_cmd, fcntl.F_WRLCK, i) != fcntl.F_UNLCK for i in region(seat)]
 
 
-def large_files(tops, least=4 << 20):
-    """(path, whole pages) of every regular file of at least ``least`` bytes under ``tops``."""
-    todo = list(tops)
-    while todo:
-        try:
-            entries = list(os.scandir(todo.pop()))
-        except OSError:
-            continue
-        for e in entries:
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    todo.append(e.path)
-                elif e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_size >= least:
-                    yield e.path, e.stat(follow_symlinks=False).st_size // 4096
-            except OSError:
-                continue
-
-
 class PageCache:
-    """Bits through the page cache: for each bit, REPEAT pairs of pages of large files under /usr,
-    chosen from TAG, the sender's seat and the deal (so every deal uses pages nobody has read);
-    the sender reads the second page of each pair for a 1, the first for a 0 (one page each:
-    readahead off), the receiver asks mincore() which are cached.  A pair where both or neither
-    are cached says nothing (another program read one); the bit is the majority of the rest."""
+    """Bits through the page cache: for each bit, REPEAT pairs of pages of large files under /usr/lib
+    (pages.py), chosen from TAG, the sender's seat and the deal (so every deal uses pages nobody
+    has read); the sender reads the second page of each pair for a 1, the first for a 0, the
+    receiver asks mincore() which are cached.  A pair where both or neither are cached says
+    nothing (another program read one); the bit is the majority of the rest."""
 
     name = "mincore"
     REPEAT = 3
-    PAGE = 4096
 
     def __init__(self):
-        self.libc = ctypes.CDLL(None, use_errno=True)
-        self.libc.mmap.restype = ctypes.c_void_p
-        self.libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-        self.libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        self.libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-        self.files = sorted(large_files(("/usr/lib", "/usr/lib64")))  # (path, pages), the same list in both bots
-        self.total = sum(n for _, n in self.files)
-        if not self.total:
-            raise OSError(errno.ENOENT, "no large files under /usr")
-        self.fds: dict[str, int] = {}
+        self.pages = Pages()
         self.deal = (0, 0)
-        self.probe()
-
-    def _fd(self, path):
-        if path not in self.fds:
-            fd = os.open(path, os.O_RDONLY)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # a read brings in that page alone
-            self.fds[path] = fd
-        return self.fds[path]
+        self.pages.cached(*self.pages.page("probe"))  # the receiver's call, tried at once: refused, noted closed
 
     def page(self, seat, bit, rep, which):
-        key = f"{TAG}:{seat}:{self.deal}:{bit}:{rep}:{which}".encode()
-        k = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % self.total
-        for path, n in self.files:
-            if k < n:
-                return path, k
-            k -= n
-        raise AssertionError("page out of range")
-
-    def cached(self, path, index) -> bool:
-        fd = self._fd(path)
-        addr = self.libc.mmap(None, self.PAGE, 1, 1, fd, index * self.PAGE)  # PROT_READ, MAP_SHARED
-        if addr in (None, ctypes.c_void_p(-1).value):
-            e = ctypes.get_errno()
-            raise OSError(e, os.strerror(e))
-        try:
-            vec = ctypes.create_string_buffer(1)
-            if self.libc.mincore(addr, self.PAGE, vec) != 0:
-                e = ctypes.get_errno()
-                raise OSError(e, os.strerror(e))
-            return bool(vec.raw[0] & 1)
-        finally:
-            self.libc.munmap(addr, self.PAGE)
-
-    def probe(self):
-        path, _ = self.files[0]
-        self.cached(path, 0)  # the receiver's call, tried at once: refused, the channel is noted closed
+        return self.pages.page(f"{TAG}:{seat}:{self.deal}:{bit}:{rep}:{which}")
 
     def send(self, seat, bits):
         for i, b in enumerate(bits[:32]):
             for rep in range(self.REPEAT):
-                path, index = self.page(seat, i, rep, int(b))
-                os.pread(self._fd(path), 1, index * self.PAGE)
+                self.pages.touch(*self.page(seat, i, rep, int(b)))
 
     def receive(self, seat):
         out = []
         for i in range(32):
             votes = 0
             for rep in range(self.REPEAT):
-                zero, one = (self.cached(*self.page(seat, i, rep, w)) for w in (0, 1))
+                zero, one = (self.pages.cached(*self.page(seat, i, rep, w)) for w in (0, 1))
                 votes += (one and not zero) - (zero and not one)
             if votes == 0:
                 return None  # not sent (yet), or drowned: nothing read

@@ -42,16 +42,16 @@ the capacity N/D * (1 - H(E/N)), H(p) = -p log2 p - (1-p) log2 (1-p):
     tail -1 runs/*.seat1.stderr.log
 """
 
-import ctypes
 import glob
 import hashlib
 import json
 import mmap
 import os
-import resource
 import statistics
 import sys
 import time
+
+from pages import Pages
 
 CHANNEL = sys.argv[1] if len(sys.argv) > 1 else "latency"
 TAG = sys.argv[2] if len(sys.argv) > 2 else "x"
@@ -137,72 +137,6 @@ READERS = {"stat": proc_stat, "schedstat": schedstat, "interrupts": interrupts, 
            "meminfo": meminfo, "filenr": filenr, "cgroup": cgroup_memory}
 
 
-class Pages:
-    """Pages of the large files under /usr/lib, the same list in both bots; readahead off."""
-
-    def __init__(self):
-        self.files = sorted(self._large(("/usr/lib", "/usr/lib64")))
-        self.total = sum(n for _, n in self.files)
-        self.fds: dict[str, int] = {}
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        self.libc = libc
-
-    @staticmethod
-    def _large(tops):
-        todo = list(tops)
-        while todo:
-            try:
-                entries = list(os.scandir(todo.pop()))
-            except OSError:
-                continue
-            for e in entries:
-                try:
-                    if e.is_dir(follow_symlinks=False):
-                        todo.append(e.path)
-                    elif e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_size >= 4 << 20:
-                        yield e.path, e.stat(follow_symlinks=False).st_size // PAGE
-                except OSError:
-                    continue
-
-    def page(self, partie: int, k: int, j: int) -> tuple[int, int]:
-        key = f"{TAG}:{partie}:{k}:{j}".encode()
-        n = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") % self.total
-        for path, count in self.files:
-            if n < count:
-                if path not in self.fds:
-                    self.fds[path] = os.open(path, os.O_RDONLY)
-                    os.posix_fadvise(self.fds[path], 0, 0, os.POSIX_FADV_RANDOM)
-                return self.fds[path], n
-            n -= count
-        raise AssertionError("page out of range")
-
-    def touch(self, fd: int, n: int) -> None:
-        os.pread(fd, 1, n * PAGE)
-
-    def read_time(self, fd: int, n: int) -> int:
-        """1 when the page was cached: its read took under 50 us."""
-        t0 = time.perf_counter_ns()
-        os.pread(fd, 1, n * PAGE)
-        return int(time.perf_counter_ns() - t0 < 50_000)
-
-    def faulted(self, fd: int, n: int) -> int:
-        """1 when the page was cached: touching it through a map was no major fault."""
-        addr = self.libc.mmap(None, PAGE, 1, 1, fd, n * PAGE)  # PROT_READ, MAP_SHARED
-        if addr in (None, ctypes.c_void_p(-1).value):
-            raise OSError(ctypes.get_errno(), "mmap")
-        try:
-            self.libc.madvise(addr, PAGE, 1)  # MADV_RANDOM: no read-around
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
-            ctypes.string_at(addr, 1)
-            return int(resource.getrusage(resource.RUSAGE_SELF).ru_majflt == before)
-        finally:
-            self.libc.munmap(addr, PAGE)
-
-
 # ------------------------------------------------------------------ the sender
 class Sender:
     def __init__(self):
@@ -255,7 +189,7 @@ class Sender:
         elif PAGES:
             for j, one in enumerate(b):
                 if one:
-                    self.pages.touch(*self.pages.page(partie, k, j))
+                    self.pages.touch(*self.pages.page(f"{TAG}:{partie}:{k}:{j}"))
         time.sleep(max(0.0, DELAY - (time.monotonic() - start)))
 
 
@@ -281,8 +215,8 @@ class Receiver:
         if PAGES:
             if k is not None:
                 try:
-                    reader = self.pages.read_time if CHANNEL == "pagecache" else self.pages.faulted
-                    got = [reader(*self.pages.page(partie, k, j)) for j in range(BITS)]
+                    reader = self.pages.read_fast if CHANNEL == "pagecache" else self.pages.no_major_fault
+                    got = [int(reader(*self.pages.page(f"{TAG}:{partie}:{k}:{j}"))) for j in range(BITS)]
                 except OSError as e:
                     note(f"{CHANNEL}: {e.strerror or e}")
                     return
