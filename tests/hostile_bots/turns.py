@@ -29,10 +29,10 @@ reads that action's bits at the start of the second.  CHANNEL:
               page faults (getrusage: a fault that read the disk)
 
 Every action of the sender but latency's takes DELAY_MS whatever its bits, so its latency
-says nothing.  A value is read as a 1 when it lies on the 1 side of the midpoint between the
-lower and the upper quartile of the last 31 values (the first 6 only set that scale, as a
-real sender's known preamble would); a page is a 1 when its read took under 50 us, or
-touching it was no major fault.  The receiver writes
+says nothing.  A value is read as a 1 when it lies on the 1 side of where the last 31 values
+part in two (the middle of the widest gap among the middle three fifths of them; the first
+6 only set that scale, as a real sender's known preamble would); a page is a 1 when its
+read took under 50 us, or touching it was no major fault.  The receiver writes
 ``CHANNEL name deals=D symbols=S bits=N errors=E`` to stderr after each deal and at the end
 (a channel it cannot read says why in a ``NOTE`` and decides nothing); what passes per deal is
 the capacity N/D * (1 - H(E/N)), H(p) = -p log2 p - (1-p) log2 (1-p):
@@ -137,12 +137,23 @@ READERS = {"stat": proc_stat, "schedstat": schedstat, "interrupts": interrupts, 
            "meminfo": meminfo, "filenr": filenr, "cgroup": cgroup_memory}
 
 
+def threshold(values: list[float]) -> float:
+    """Where two groups of values part: the middle of the widest gap between neighbours, among
+    the middle three fifths of them sorted (a 0 and a 1 each make about half)."""
+    v = sorted(values)
+    lo, hi = len(v) // 5, len(v) - len(v) // 5 - 1
+    if hi <= lo:
+        return statistics.median(v)
+    i = max(range(lo, hi), key=lambda j: v[j + 1] - v[j])
+    return (v[i] + v[i + 1]) / 2
+
+
 # ------------------------------------------------------------------ the sender
 class Sender:
-    def __init__(self):
+    def __init__(self, pages):
         self.flag = mmap.mmap(-1, 1)
         self.held: list = []
-        self.pages = Pages() if PAGES else None
+        self.pages = pages
         if CHANNEL in ("stat", "schedstat", "interrupts"):
             for _ in range(2):
                 if os.fork() == 0:
@@ -195,12 +206,12 @@ class Sender:
 
 # ------------------------------------------------------------------ the receiver
 class Receiver:
-    def __init__(self):
+    def __init__(self, pages):
         self.stats = {"deals": 0, "symbols": 0, "bits": 0, "errors": 0}
         self.seen: list[tuple[float, int]] = []  # (value, bit) of the scalar channels
         self.last: float | None = None  # the previous look's reading (activity channels: a delta)
         self.answered = 0.0
-        self.pages = Pages() if PAGES else None
+        self.pages = pages
 
     def read(self) -> float | None:
         try:
@@ -241,8 +252,7 @@ class Receiver:
             self.seen.append((value, bits(partie, k)[0]))
             if len(self.seen) <= PREAMBLE:
                 return
-            q = statistics.quantiles([v for v, _ in self.seen[-31:]], n=4)
-            guess = int((value - (q[0] + q[2]) / 2) * DIRECTION > 0)
+            guess = int((value - threshold([v for v, _ in self.seen[-31:]])) * DIRECTION > 0)
             self.stats["symbols"] += 1
             self.stats["bits"] += 1
             self.stats["errors"] += guess != self.seen[-1][1]
@@ -262,15 +272,16 @@ def main() -> None:
     for line in sys.stdin:
         msg = json.loads(line)
         t = msg.get("type")
-        if t == "hello":
+        if t == "hello":  # the list of pages is made now: after hello a bot runs only when asked
+            pages = Pages() if PAGES else None
             print(json.dumps({"type": "hello", "protocol": 1, "name": "turns", "version": "1"}), flush=True)
         elif t == "partie_start":
             seat = msg.get("seat")
             sent = looked = 0
             if seat == 0 and sender is None:
-                sender = Sender()
+                sender = Sender(pages)
             elif seat == 1 and receiver is None:
-                receiver = Receiver()
+                receiver = Receiver(pages)
         elif t == "event" and seat == 1 and msg["event"].get("kind") == "action" and msg["event"].get("seat") == 0:
             sent += 1
         elif t == "bye":
