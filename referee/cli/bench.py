@@ -52,7 +52,7 @@ def bench_hog(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     sandbox: str = typer.Option("auto", "--sandbox", help="The bots' sandbox (auto, bwrap, none)."),
 ):
-    """A CPU hog in the next seat: the victim's time per decision (it burns --cpu-ms of CPU each) alone, with a --threads hog in its own cpu cgroup (the default where the machine offers one), and with the same hog without cpu cgroups; medians and ratios to alone. One match at a time."""
+    """A CPU hog in the next seat: the victim's time per decision (it burns --cpu-ms of CPU each) alone, with a --threads hog that is frozen while it waits for its turn (the referee's way), and with the same hog running on (as before issue 32); medians and ratios to alone. One match at a time."""
     from ..tools import bench
 
     _print_bench(bench.hog(threads=threads, cpu_ms=cpu_ms, partie=partie, runs=runs, sandbox=sandbox_mode(sandbox)), as_json)

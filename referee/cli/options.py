@@ -97,8 +97,8 @@ def bot_limits_of(memory_mb, processes, cpu_s, file_mb, disk_mb=None, cpus=None)
 
 DISK_HELP = ("All a bot may write in its /tmp and working folder together, in MB (default 256; a tmpfs under the "
              "sandbox, counted in its memory too; a kept workdir: checked at each start).")
-CPUS_HELP = ("CPUs a bot may use at once (a cgroup quota; default: no quota; where a cpu cgroup can be made, the "
-             "bot whose turn it is gets the CPU before the bots that wait in any case).")
+CPUS_HELP = ("CPUs a bot may use at once while it is asked (a cgroup quota; default: no quota; a bot that waits for "
+             "its turn does not run at all: it is frozen).")
 
 def signing_key(path: Path, output: Optional[Path] = None):
     """The Ed25519 private key of --sign, read now (before any bot starts), or a clear error.

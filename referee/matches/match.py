@@ -386,6 +386,17 @@ def _count_cpu(io: Seat) -> None:
         count()
 
 
+def _bye(io: Seat) -> None:
+    """bye to a bot that is to end (its CPU counted first), and it runs from now on to read it and
+    exit: a bot process that waits for its turn is frozen (referee.seats.freezer)."""
+    _count_cpu(io)
+    with contextlib.suppress(BotFault):  # it is ended after either way
+        io.send_lines([BYE_LINE])
+    release = getattr(io, "release", None)
+    if release is not None:
+        release()
+
+
 # ---------------------------------------------------------------- warm bots
 class WarmSeats:
     """Bot processes kept running from one match to the next (a tournament worker's *chain*), as the
@@ -441,18 +452,14 @@ class WarmSeats:
     @staticmethod
     def _end(io: Seat) -> None:
         if not io.closed:
-            _count_cpu(io)
-            with contextlib.suppress(BotFault):
-                io.send_lines([BYE_LINE])
+            _bye(io)
         io.close()
 
     def close(self) -> None:
         """bye to every kept process, then end them."""
         for entry in self.kept.values():
             if not entry[1].closed:
-                _count_cpu(entry[1])
-                with contextlib.suppress(BotFault):
-                    entry[1].send_lines([BYE_LINE])
+                _bye(entry[1])
         for entry in self.kept.values():
             entry[1].close()
         self.kept.clear()
@@ -545,9 +552,7 @@ class Referee:
                         p.io = None
             for p in players:  # bye to all first, so that they end meanwhile
                 if p.io is not None and not p.io.closed:
-                    _count_cpu(p.io)
-                    with contextlib.suppress(BotFault):  # it is ended below either way
-                        p.io.send_lines([BYE_LINE])
+                    _bye(p.io)
             for p in players:
                 p.close()
             if warm is None:

@@ -1,6 +1,7 @@
 """Process groups of bot programs: each bot runs in a session and group of its own,
 whose id is the bot's pid; ending a bot ends its whole group.  The groups not yet
 closed are remembered, so that a referee about to exit can kill every one of them.
+And what /proc says of one process: its children, its state.
 """
 
 from __future__ import annotations
@@ -55,3 +56,29 @@ def group_has_live_members(pgid: int) -> bool:
             if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
                 return True
     return False
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux /proc; empty elsewhere)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(x) for x in f.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of /proc/PID/stat (R running, S sleeping, T stopped, t traced, ...), None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rindex(b")") + 2:data.rindex(b")") + 3].decode()

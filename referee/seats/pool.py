@@ -14,7 +14,9 @@ watches each one:
 A failed job is run once more (``retries``); the pool goes on with the others
 either way.  After a worker is ended the bot processes it had started are ended
 too (their process groups, recorded in memory shared with the parent, checked
-against the process start time so that a reused pid is never hit).
+against the process start time so that a reused pid is never hit), and their cgroups are
+swept (:func:`referee.seats.resources.sweep`: a bot frozen while it waited for its turn
+dies, on cgroup v1, only once thawed).
 
 *Who is responsible.*  A worker records in that shared memory which seat it is
 waiting for: every line it writes to a bot passes an ``os.write`` hook that
@@ -36,6 +38,9 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from . import resources
+from .groups import children, process_state as _state
 
 PHASE_IDLE, PHASE_HELLO, PHASE_REQUEST = 0, 1, 2
 _MAX_PIDS = 32
@@ -117,32 +122,6 @@ def _start_time(pid: int) -> int | None:
     except OSError:
         return None
     return int(data[data.rindex(b")") + 2:].split()[19])
-
-
-def _state(pid: int) -> str | None:
-    """The state letter of /proc/PID/stat (R running, S sleeping, T stopped, t traced, ...)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    return data[data.rindex(b")") + 2:data.rindex(b")") + 3].decode()
-
-
-def children(pid: int) -> list[int]:
-    """The child processes of ``pid`` (Linux /proc; empty elsewhere)."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                found += [int(x) for x in f.read().split()]
-        except OSError:
-            continue
-    return found
 
 
 def kill_groups(pids: list[tuple[int, int]]) -> None:
@@ -528,6 +507,7 @@ class Pool:
         seconds = time.monotonic() - r.started
         culprit = _culprit(r)
         kill_groups(r.shared.pids())  # whatever it started ends with it
+        resources.sweep()  # and its bots' cgroups go (a frozen cgroup v1 process dies only once thawed)
         r.shared.close()
         payload = None
         if len(r.buf) >= 8:
@@ -577,5 +557,7 @@ class Pool:
                 time.sleep(0.05)
             kill_groups(r.shared.pids())
             self._close_pipe(r)
+        if self.running:
+            resources.sweep()
         self.running.clear()
 

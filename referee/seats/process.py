@@ -14,6 +14,10 @@ time limit as its timeout.  The main process is not reaped before :meth:`BotProc
 pid -- which is also the process group id -- cannot be reused meanwhile and
 signalling the group stays safe after the leader has exited.
 
+A bot runs only while the referee awaits something of it (a request's answer, a line it
+reads with :meth:`BotProcess.receive`, room in its full stdin pipe); otherwise it is frozen
+(:mod:`referee.seats.freezer`), and :meth:`BotProcess.release` lets it run to its end.
+
 Beside it: :mod:`referee.seats.streams` (stdout cut into bounded lines, stderr copied to a
 capped file), :mod:`referee.seats.groups` (process groups, ended together), :mod:`referee.seats.faults`
 (what a bot did wrong), :mod:`referee.seats.sandbox` (what a bot may see and use).
@@ -34,6 +38,7 @@ from typing import Callable
 from protocol.messages import MessageError, decode_line, encode_line
 
 from .faults import BotFault, FaultKind, describe_returncode, evidence, tail_evidence
+from .freezer import settle
 from .groups import LIVE_GROUPS, group_has_live_members, kill_process_group_now
 from .sandbox import SandboxConfig, SandboxUnavailable, launch
 from .streams import LineBuffer, LineTooLong, StderrCopy
@@ -182,7 +187,10 @@ class BotProcess:
         self.poller = poller or Poller()
         self._popen: subprocess.Popen | None = None
         self._sandbox_cleanup: Callable[[], None] | None = None  # what launch() left to undo
-        self._turn: Callable[[bool], None] | None = None  # its CPU weight: asked / waiting (referee/seats/resources.py)
+        self._turn: Callable[[bool], None] | None = None  # asked / waiting: thawed / frozen (referee/seats/freezer.py)
+        self._release: Callable[[], None] | None = None  # to end: thawed for good
+        self._thawed = True  # it runs (from its start until it has answered its first request)
+        self._asked = False  # a request is in progress (it stays thawed until its answer)
         self._pid = self._stdin = self._stdout = self._stderr = self._pidfd = -1
         self._closed = False
         self._fd_ready = False  # set by the poller when the descriptor being waited for is ready
@@ -284,7 +292,9 @@ class BotProcess:
             spawn.cleanup()
             raise
         self._sandbox_cleanup = spawn.cleanup
-        self._turn = spawn.turn
+        self._turn, self._release = spawn.turn, spawn.release
+        if spawn.started is not None:
+            spawn.started(popen.pid)
         return popen
 
     # ------------------------------------------------------------ waiting
@@ -481,7 +491,17 @@ class BotProcess:
             self._write_rest(memoryview(data)[n:], self.write_timeout if timeout is None else timeout)
 
     def _write_rest(self, data: memoryview, timeout: float | None) -> None:
-        """The pipe is full (the bot is not reading): write the rest as room appears, within ``timeout``."""
+        """The pipe is full (the bot is not reading): write the rest as room appears, within ``timeout``.
+        A bot that waits for its turn runs meanwhile (it cannot read frozen); no other bot runs then."""
+        was = self._thawed
+        self._thaw()
+        try:
+            self._write_waiting(data, timeout)
+        finally:
+            if not was and not self._asked:
+                self._freeze()
+
+    def _write_waiting(self, data: memoryview, timeout: float | None) -> None:
         start = time.monotonic()
         deadline = None if timeout is None else start + timeout
         while data:
@@ -500,9 +520,41 @@ class BotProcess:
     # ---------------------------------------------------------------- receive
 
     def receive(self, timeout: float | None) -> dict:
-        """Read one line and return it parsed as a JSON object."""
+        """Read one line and return it parsed as a JSON object (the bot runs meanwhile)."""
         self._usable()
-        return self._read_message(time.monotonic(), timeout)
+        was = self._thawed
+        self._thaw()
+        try:
+            return self._read_message(time.monotonic(), timeout)
+        finally:
+            if not was:
+                self._freeze()
+
+    def _thaw(self) -> None:
+        """Let the bot run, once every bot being frozen is (referee/seats/freezer.py); one that runs
+        already (it has just started) goes on only once they are too."""
+        if self._turn is None:
+            return
+        if self._thawed:
+            settle()
+        else:
+            self._thawed = True
+            self._turn(True)
+
+    def _freeze(self) -> None:
+        """Freeze the bot (it waits for its turn); asynchronous, waited for before another bot runs."""
+        if self._thawed and self._turn is not None:
+            self._thawed = False
+            self._turn(False)
+
+    def release(self) -> None:
+        """The bot is to end (it has been told bye, or is being ended): it runs from now on, to
+        read what it was sent and exit.  Idempotent; :meth:`close` and :meth:`kill` call it."""
+        release, self._release, self._turn = self._release, None, None
+        self._thawed = True
+        if release is not None:
+            with contextlib.suppress(Exception):
+                release()
 
     def request(self, message: dict, timeout: float | None, preceding=()) -> tuple[dict, float]:
         """Send the informational ``preceding`` messages and ``message`` in one write and read the answer."""
@@ -519,17 +571,16 @@ class BotProcess:
         if held and held.strip():
             raise BotFault(FaultKind.UNEXPECTED, f"{self.name}: wrote a line before it was asked anything",
                            evidence(held))
-        turn = self._turn
-        if turn is not None:
-            turn(True)
+        self._asked = True
         try:
-            self._write_lines(lines)
-            start = time.monotonic()
+            self._write_lines(lines)  # a frozen bot finds them in its pipe when it is thawed: one wake-up
+            self._thaw()  # once the bot before is frozen
+            start = time.monotonic()  # its time starts here: not while it waited, frozen, for its turn
             answer = self._read_message(start, timeout)
             return answer, time.monotonic() - start
         finally:
-            if turn is not None:
-                turn(False)
+            self._asked = False
+            self._freeze()
 
     def _read_chunk(self) -> bytes | None:
         """What stdout holds now: bytes, ``b""`` at EOF, None if nothing yet."""
@@ -595,6 +646,7 @@ class BotProcess:
         if self._popen is None or self._closed:
             return
         self._count_cpu()
+        self.release()  # it runs to read its last lines (bye) and exit
         try:
             self._close_stdin()
             if not self._wait_exit(grace):
@@ -643,6 +695,7 @@ class BotProcess:
         self._closed = True
         # the leader is not reaped yet, so its pid (== pgid) is still ours to signal
         kill_process_group_now(self._pid, signal.SIGKILL)
+        self.release()  # killed first, then thawed: a frozen cgroup v1 process dies only once thawed
         with contextlib.suppress(Exception):
             self._popen.wait(timeout=0.5)
             if self._returncode is None:

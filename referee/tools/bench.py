@@ -794,27 +794,28 @@ while True:
 
 
 def _victim_run(hog: bool, threads: int, cpu_ms: int, partie: int, seed: int, sandbox: str,
-                cpu_cgroup: bool) -> tuple[list[float], list[float]]:
+                frozen: bool) -> tuple[list[float], list[float]]:
     """One match: the victim in seat 0, the hog (or a trivial bot) in seat 1, a trivial bot in seat 2;
-    the victim's (wall ms, cpu ms) per decision.  ``cpu_cgroup`` False: the bots get no cpu cgroup
-    (as before issue 21), whatever the machine offers."""
+    the victim's (wall ms, cpu ms) per decision.  ``frozen`` False: bots that wait for their turn
+    run on (``MARIAS_FREEZER=off``, as before issue 32)."""
     import contextlib
     import sys
     import tempfile
     from pathlib import Path
 
-    from ..seats import resources
     from ..matches.match import BotSpec, Limits, MatchConfig, Referee
+    from ..seats import freezer
 
     victim = BotSpec(label="victim", argv=[sys.executable, "-c", VICTIM_BOT.replace("CPU_MS_VALUE", str(cpu_ms))])
     second = (BotSpec(label="hog", argv=[sys.executable, "-c", HOG_BOT.replace("THREADS_VALUE", str(threads))])
               if hog else BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT]))
     third = BotSpec(label="trivial", argv=[sys.executable, "-c", TRIVIAL_BOT])
-    real = resources.hierarchies
     with contextlib.ExitStack() as stack:
-        if not cpu_cgroup:
-            resources.hierarchies = lambda: {k: v for k, v in real().items() if k != "cpu"}
-            stack.callback(setattr, resources, "hierarchies", real)
+        if not frozen:
+            before = os.environ.get(freezer.FREEZER_VARIABLE)
+            os.environ[freezer.FREEZER_VARIABLE] = "off"
+            stack.callback(lambda: os.environ.pop(freezer.FREEZER_VARIABLE) if before is None
+                           else os.environ.__setitem__(freezer.FREEZER_VARIABLE, before))
         work = stack.enter_context(tempfile.TemporaryDirectory(prefix="marias-bench-hog-"))
         config = MatchConfig(bots=[victim, second, third], partie=partie, seed=f"bench-hog:{seed}",
                              limits=Limits(move_ms=60_000), work_dir=Path(work), sandbox=sandbox)
@@ -832,41 +833,37 @@ def _victim_run(hog: bool, threads: int, cpu_ms: int, partie: int, seed: int, sa
 def hog(threads: int = 16, cpu_ms: int = 150, partie: int = 1, runs: int = 2, seed: int = 1,
         sandbox: str = "auto") -> dict:
     """The victim's time per decision (it burns ``cpu_ms`` of CPU each time) without a hog, with a
-    ``threads``-process hog in the next seat in its own cpu cgroup (the referee's default where the
-    machine offers one), and with the same hog without cpu cgroups (as before); ``runs`` of each,
+    ``threads``-process hog in the next seat (frozen while it waits for its turn: the referee's
+    way), and with the same hog running on while it waits (as before issue 32); ``runs`` of each,
     alternately; one match at a time (-j 1).  The ratios are the medians' (wall per decision,
     with hog / without); wall per CPU ms says how much of the wait was the victim's own work."""
     from ..seats import resources
     from ..seats.sandbox import resolve_mode
 
     mode = resolve_mode(sandbox)
-    have_cpu = "cpu" in resources.hierarchies()
-    cases = {"alone": (False, True), "hog_cgroup": (True, True), "hog_no_cgroup": (True, False)}
+    cases = {"alone": (False, True), "hog_frozen": (True, True), "hog_running": (True, False)}
     walls: dict[str, list[float]] = {k: [] for k in cases}
     cpus: dict[str, list[float]] = {k: [] for k in cases}
     for r in range(runs):
-        for name, (with_hog, cg) in cases.items():
-            if name == "hog_cgroup" and not have_cpu:
-                continue
-            w, c = _victim_run(with_hog, threads, cpu_ms, partie, seed + r, mode, cg)
+        for name, (with_hog, frozen) in cases.items():
+            w, c = _victim_run(with_hog, threads, cpu_ms, partie, seed + r, mode, frozen)
             walls[name] += w
             cpus[name] += c
     med = statistics.median
     out: dict = {"benchmark": "hog", "sandbox": mode, "cpus": os.cpu_count(), "hog_threads": threads,
                  "victim_cpu_ms_per_decision": cpu_ms, "runs": runs,
-                 "cpu_cgroup": resources.limits_report(None, mode)["cpu_share"]}
+                 "waiting": resources.limits_report(None, mode)["waiting"]}
     for name in cases:
-        if walls[name]:
-            out[f"{name}_decisions"] = len(walls[name])
-            out[f"{name}_wall_ms_median"] = round(med(walls[name]), 1)
-            out[f"{name}_cpu_ms_median"] = round(med(cpus[name]), 1)
-            out[f"{name}_wall_per_cpu"] = round(med(walls[name]) / med(cpus[name]), 3)
+        out[f"{name}_decisions"] = len(walls[name])
+        out[f"{name}_wall_ms_median"] = round(med(walls[name]), 1)
+        out[f"{name}_cpu_ms_median"] = round(med(cpus[name]), 1)
+        out[f"{name}_wall_per_cpu"] = round(med(walls[name]) / med(cpus[name]), 3)
     base = out["alone_wall_ms_median"]
-    for name in ("hog_cgroup", "hog_no_cgroup"):
-        if f"{name}_wall_ms_median" in out:
-            out[f"ratio_{name}_to_alone"] = round(out[f"{name}_wall_ms_median"] / base, 3)
+    for name in ("hog_frozen", "hog_running"):
+        out[f"ratio_{name}_to_alone"] = round(out[f"{name}_wall_ms_median"] / base, 3)
     out["note"] = ("victim: seat 0, burns its CPU ms per decision (process time, so load does not change its "
                    "work), wall = its own request-to-answer time; hog: seat 1, THREADS spinning processes from "
-                   "hello on; ratio = median wall with the hog / alone; hog_cgroup: each bot in its own cpu "
-                   "cgroup, its weight by turn (the referee's default), hog_no_cgroup: no cpu cgroup (before issue 21)")
+                   "hello on; ratio = median wall with the hog / alone; hog_frozen: the hog is frozen while it "
+                   "waits for its turn (the referee's default), hog_running: it runs on (MARIAS_FREEZER=off, "
+                   "as before issue 32, and without the CPU weight by turn of issue 21)")
     return out

@@ -396,6 +396,7 @@ def _bye(bot: Player, report: CheckReport) -> str | None:
         return None
     with contextlib.suppress(BotFault):
         io.send_lines([BYE_LINE])
+    io.release()  # it runs from now on (frozen while it waited: referee/seats/freezer.py)
     t0 = time.monotonic()
     how = "bye"
     if not io._wait_exit(BYE_WAIT):

@@ -1,8 +1,8 @@
-"""Measures the CPU-timing channel between two cooperating bots (issue 21.3): what remains
-once locks, files, memory, sockets and signals are closed.  Seat the same program twice:
-seat 0 sends, seat 1 receives; it plays the first legal action.
+"""Measures the CPU-timing channel between two cooperating bots (issues 21.3 and 32): what
+remains once locks, files, memory, sockets and signals are closed.  Seat the same program
+twice: seat 0 sends, seat 1 receives; it plays the first legal action.
 
-Usage: timing.py [SLOT_MS [LISTEN_MS [SPINNERS [KIND]]]]     (default 20 300 2 cpu)
+Usage: timing.py [SLOT_MS [LISTEN_MS [SPINNERS [KIND [LISTENS]]]]]     (default 20 300 2 cpu 0)
 
 Time is cut into slots of SLOT_MS by the wall clock both sandboxes share.  The sender
 starts SPINNERS processes at hello that, in each slot, spin when the slot's bit is 1 and
@@ -12,7 +12,21 @@ counts its own loop's iterations in every whole slot of the next LISTEN_MS and d
 each bit against the median count of that request (a slot where it ran slower was a 1).
 KIND ``cpu`` spins and counts a bare loop (contention for a CPU); ``mem`` copies 64 MB
 buffers and counts copies of 8 MB (contention for the memory bus and the shared cache,
-which a CPU weight does not share out).
+which a CPU weight does not share out); ``stat`` spins like ``cpu`` but the receiver
+does not compete: it sleeps through each slot, waking every 2 ms to read how many tasks
+the machine runs now (``procs_running`` of ``/proc/stat``), and a slot with more on
+average was a 1 (the line's busy CPU time says the same on an idle machine, but stops at
+100 % on a loaded one, where the count still goes up by the sender's spinners).  The
+receiver listens at its first LISTENS requests (0: at every one).
+
+Since issue 32 a bot that waits for its turn is frozen, spinners and all: the sender's
+spinners run only while the sender itself is asked, never while the receiver listens.
+With ``MARIAS_FREEZER=off`` given to the referee (a setting for tests) they run on, as
+before:
+
+    B="python3 tests/hostile_bots/timing.py 60 600 2 stat"
+    marias match --seed 1 --sandbox bwrap --log runs -b "$B" -b "$B" -b random -q
+    tail -1 runs/*.seat1.stderr.log
 
 The receiver writes ``CHANNEL deals=D slots=N errors=E seconds=S`` to stderr after each
 deal and at the end; from these: the raw bit rate N/D per deal, the error rate
@@ -35,6 +49,7 @@ SLOT_MS = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
 LISTEN_MS = float(sys.argv[2]) if len(sys.argv) > 2 else 300.0
 SPINNERS = int(sys.argv[3]) if len(sys.argv) > 3 else 2
 KIND = sys.argv[4] if len(sys.argv) > 4 else "cpu"
+LISTENS = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 
 
 def slot_now() -> int:
@@ -62,11 +77,23 @@ def spinner() -> None:
 BUFFERS = (bytearray(8 << 20), bytearray(8 << 20)) if KIND == "mem" else (b"", bytearray())
 
 
+def running() -> int:
+    """How many tasks the machine runs now (``procs_running`` in /proc/stat)."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("procs_running "):
+                return int(line.split()[1])
+    return 0
+
+
 def listen(stats: dict) -> None:
-    """Count loop iterations in each whole slot of the next LISTEN_MS; decide the bits."""
+    """Count loop iterations (``stat``: the tasks the machine runs) in each whole slot of the next
+    LISTEN_MS; decide the bits."""
     stop = time.time() + LISTEN_MS / 1000
     k = slot_now() + 1
     start = k * SLOT_MS / 1000
+    if KIND == "stat":
+        time.sleep(max(0.0, start - time.time()))
     while time.time() < start:
         pass
     counts: list[tuple[int, int]] = []
@@ -74,6 +101,12 @@ def listen(stats: dict) -> None:
     while (k + 1) * SLOT_MS / 1000 <= stop:
         end = (k + 1) * SLOT_MS / 1000
         n = 0
+        if KIND == "stat":
+            seen = []
+            while time.time() < end:
+                seen.append(running())
+                time.sleep(0.002)
+            n = -statistics.mean(seen)  # more tasks running (a lower n): read as "ran slower", a 1
         while time.time() < end:
             n += 1
             if KIND == "mem":
@@ -99,6 +132,7 @@ def main() -> None:
     seat = None
     stats = {"deals": 0, "slots": 0, "errors": 0, "seconds": 0.0}
     last_deal = None
+    listened = 0
     for line in sys.stdin:
         msg = json.loads(line)
         t = msg.get("type")
@@ -120,7 +154,9 @@ def main() -> None:
                         report(stats)
                     stats["deals"] += 1
                     last_deal = deal
-                listen(stats)
+                if not LISTENS or listened < LISTENS:
+                    listen(stats)
+                    listened += 1
             print(json.dumps({"type": "action", "id": msg["id"], "action": msg["legal"][0]}), flush=True)
     if seat == 1:
         report(stats)
