@@ -1,0 +1,1 @@
+"""A season that runs itself (issue 37)."""
