@@ -1,1 +1,7 @@
-"""A season that runs itself (issue 37)."""
+"""A ladder (``marias ladder``): a season that runs itself — bot versions entered at any time, duplicate
+groups played continuously, each version rated with its uncertainty (protocol/TOURNAMENT.md, "Ladder").
+
+``folder`` (the ladder's folder and database, the data API: :class:`~referee.ladder.folder.LadderFolder`),
+``rating`` (openskill over duplicate groups), ``pairing`` (who plays next), ``store`` (what the runner
+writes), ``run`` (the runner), ``table`` (the leaderboard as text), ``bench`` (``marias bench ladder``).
+"""
