@@ -59,6 +59,8 @@ from ..seats.groups import kill_process_group_now
 from ..seats.resources import SandboxLimits, folder_bytes
 from ..seats.sandbox import SandboxConfig, SandboxUnavailable, launch
 from .archive import ArchiveRefused, UnpackLimits, unpack
+from .folder import NAME_RE as BOT_NAME_RE
+from .folder import LadderError, LadderFolder, Refused
 
 __all__ = ["TOKENS_FILE", "UPLOADS", "UploadRefused", "BuildLimits", "BuildResult", "make_token", "author_of",
            "revoke", "tokens", "build", "submit", "author_stderr", "check_author", "check_bot_name"]
@@ -70,8 +72,8 @@ TOKENS_FORMAT = "marias-ladder-tokens/1"
 UPLOADS = "uploads"
 #: How a token starts (so that one pasted in the wrong place is recognised).
 TOKEN_PREFIX = "mlt_"
-#: Authors and bot names: letters, digits and ``._-@+``, not starting with a dot, at most 64.
-NAME_RE = re.compile(r"^(?!\.)[\w.@+-]{1,64}$")
+#: Authors: letters, digits and ``._-@+``, not starting with a dot, at most 64.
+AUTHOR_RE = re.compile(r"^(?!\.)[\w.@+-]{1,64}$")
 
 
 class UploadRefused(Exception):
@@ -101,14 +103,16 @@ def _now() -> str:
 
 def check_author(author: str) -> str:
     """``author`` when it is a well-formed author name; ``ValueError`` saying what is allowed."""
-    if not isinstance(author, str) or not NAME_RE.match(author):
+    if not isinstance(author, str) or not AUTHOR_RE.match(author):
         raise ValueError(f"author {author!r}: use 1 to 64 letters, digits and . _ - @ + (not starting with a dot)")
     return author
 
 
 def check_bot_name(name: str) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise ValueError(f"bot name {name!r}: use 1 to 64 letters, digits and . _ - @ + (not starting with a dot)")
+    """``name`` when the ladder takes it as a bot's name (:data:`referee.ladder.folder.NAME_RE`)."""
+    if not isinstance(name, str) or not BOT_NAME_RE.match(name):
+        raise ValueError(f"bot name {name!r}: letters, digits and _ . + - only, at most 40, starting with a letter "
+                         f"or digit")
     return name
 
 
@@ -155,6 +159,7 @@ def _hash(token: str) -> str:
 def make_token(folder_path, author: str) -> str:
     """A new secret token for ``author`` (shown once: only its hash is kept in the ladder folder)."""
     check_author(author)
+    LadderFolder.open(folder_path)  # a ladder (LadderError otherwise)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     digest = _hash(token)
     with _tokens_locked(Path(folder_path)) as data:
@@ -382,8 +387,6 @@ def submit(folder_path, token: str | None, archive, name: str, command: str, bui
     ``folder_path`` for the author holding ``token``, as ``name`` run by ``command`` in its folder
     after ``build_command``.  Returns ``{"ok": True, "version", "upload", "author", "build_output"}``;
     raises :class:`UploadRefused` at the first step that refuses."""
-    from .folder import LadderFolder, Refused  # the ladder's own folder (referee/ladder/folder.py)
-
     ladder = Path(folder_path)
     author = author_of(ladder, token)
     if author is None:
@@ -436,8 +439,8 @@ def submit(folder_path, token: str | None, archive, name: str, command: str, bui
         try:
             version = lf.add(name, command, cwd=str(bot), author=author)
         except Refused as e:
-            raise UploadRefused("check", 422, "the bot failed marias check: it was not entered", output=str(e)) from None
-        except (OSError, ValueError) as e:
+            raise UploadRefused("check", 422, f"{e} (the report says what to mend)", output=e.report) from None
+        except (LadderError, OSError, ValueError) as e:
             raise UploadRefused("entry", 422, f"the ladder did not take the bot: {e}") from None
     except UploadRefused as e:
         e.upload = uid
@@ -465,8 +468,6 @@ def author_stderr(folder_path, token: str | None, version_id: str) -> list[dict]
     """The stderr files of ``version_id`` (each ``{"file", "bytes", "text"}``: its path in the
     ladder folder and its last :data:`STDERR_TAIL_BYTES`), for the author of that version only;
     :class:`UploadRefused` (401: no valid token, 403: another author's version, 404: no such version)."""
-    from .folder import LadderFolder
-
     ladder = Path(folder_path)
     author = author_of(ladder, token)
     if author is None:

@@ -1,7 +1,8 @@
 """``marias serve``: the web application (Starlette), a thin shell over the library.
 
-Pages: the index of the served folders (tournaments, duels, logs) with the play form; a
-tournament or duel (:mod:`referee.web.tournament_data`, live over server-sent events); a log
+Pages: the index of the served folders (tournaments, duels, ladders, logs) with the play form; a
+tournament or duel (:mod:`referee.web.tournament_data`, live over server-sent events); a ladder's
+leaderboard and versions, and its authors' uploads (:mod:`referee.web.ladder`); a log
 and each deal's replayer (:mod:`referee.web.log_data`); the play page
 (:mod:`referee.web.play`).  Every file is reached through :class:`referee.web.folders.Roots`;
 nothing is loaded from the network.  The charts are uPlot (MIT; ``uPlot.iife.min.js`` and its
@@ -46,6 +47,7 @@ from starlette.templating import Jinja2Templates
 
 from ..logs.log import BeingWritten, being_written
 from .folders import Refused, Roots, Scrub
+from .ladder import ladder_routes
 from .log_data import LogError, open_log_data, replay_data
 from .play import Sessions
 from .tournament_data import TableCache, progress
@@ -112,7 +114,7 @@ def _root(request: Request) -> tuple[int, str]:
 
 def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, str] | None = None,
                allowed_hosts: list[str] | None = None, max_bytes: int | None = None, bot_move_ms: int = 2000,
-               sandbox: str = "auto") -> Starlette:
+               sandbox: str = "auto", build_sandbox: str = "bwrap") -> Starlette:
     roots = Roots(folders, **({"max_bytes": max_bytes} if max_bytes else {}))
     cache = TableCache()
     sessions = Sessions(Path(play_dir) if play_dir else roots.folders[0] / "plays", extra_bots, bot_move_ms, sandbox)
@@ -375,6 +377,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         Route("/play/{sid}/answer", play_answer, methods=["POST"]),
         Route("/play/{sid}/quit", play_quit, methods=["POST"]),
         Route("/play/{sid}/status", play_status),
+        *ladder_routes(roots, scrub, page, build_sandbox=build_sandbox, live_tick_s=LIVE_TICK_S, stopping=stopping),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or ["127.0.0.1", "localhost", "[::1]"]),
