@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.ladder import submissions as S
-from referee.ladder.archive import RULES, ArchiveRefused, UnpackLimits, safe_name, unpack
+from referee.ladder.unpack import RULES, ArchiveRefused, UnpackLimits, safe_name, unpack
 from referee.seats.sandbox import bwrap_status
 
 # ------------------------------------------------------------------ archives made here

@@ -16,7 +16,7 @@ needs to mend it:
 1. ``token``: the token names an author (401 otherwise);
 2. ``name``: the bot's name is well formed and not another author's (a name belongs to the
    author of its first version; 403 otherwise);
-3. ``archive``: unpacked safely into a new folder of its own (:mod:`referee.ladder.archive`:
+3. ``archive``: unpacked safely into a new folder of its own (:mod:`referee.ladder.unpack`:
    every rule named; 400, or 413 for the size caps);
 4. ``build``: the upload's own build command (``make``, ``sh build.sh``, ``cargo build
    --offline`` ...), if it has one, run in that folder inside the bots' sandbox
@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import fcntl
+import gzip
 import hashlib
 import hmac
 import json
@@ -51,6 +52,7 @@ import shutil
 import signal
 import subprocess
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +60,7 @@ from ..logs import files
 from ..seats.groups import kill_process_group_now
 from ..seats.resources import SandboxLimits, folder_bytes
 from ..seats.sandbox import SandboxConfig, SandboxUnavailable, launch
-from .archive import ArchiveRefused, UnpackLimits, unpack
+from .unpack import ArchiveRefused, UnpackLimits, unpack
 from .folder import NAME_RE as BOT_NAME_RE
 from .folder import LadderError, LadderFolder, Refused
 
@@ -95,6 +97,11 @@ class UploadRefused(Exception):
         if self.upload:
             out["upload"] = self.upload
         return out
+
+
+def _folder(ladder) -> Path:
+    """A ladder's folder, given as a path or as a :class:`LadderFolder`."""
+    return Path(ladder.path if isinstance(ladder, LadderFolder) else ladder)
 
 
 def _now() -> str:
@@ -159,10 +166,10 @@ def _hash(token: str) -> str:
 def make_token(folder_path, author: str) -> str:
     """A new secret token for ``author`` (shown once: only its hash is kept in the ladder folder)."""
     check_author(author)
-    LadderFolder.open(folder_path)  # a ladder (LadderError otherwise)
+    LadderFolder.open(_folder(folder_path))  # a ladder (LadderError otherwise)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     digest = _hash(token)
-    with _tokens_locked(Path(folder_path)) as data:
+    with _tokens_locked(_folder(folder_path)) as data:
         data["tokens"].append({"id": digest[:12], "author": author, "sha256": digest, "made": _now(), "revoked": None})
     return token
 
@@ -173,7 +180,7 @@ def author_of(folder_path, token: str | None) -> str | None:
     if not token or not isinstance(token, str) or len(token) > 256:
         return None
     try:
-        data = _read_tokens(Path(folder_path) / TOKENS_FILE)
+        data = _read_tokens(_folder(folder_path) / TOKENS_FILE)
     except (OSError, ValueError):
         return None
     digest = _hash(token).encode()
@@ -187,7 +194,7 @@ def author_of(folder_path, token: str | None) -> str | None:
 
 def tokens(folder_path) -> list[dict]:
     """Every token made (its id, author, when it was made and revoked), never a hash or a secret."""
-    data = _read_tokens(Path(folder_path) / TOKENS_FILE)
+    data = _read_tokens(_folder(folder_path) / TOKENS_FILE)
     return [{k: t.get(k) for k in ("id", "author", "made", "revoked")} for t in data["tokens"]]
 
 
@@ -199,7 +206,7 @@ def revoke(folder_path, *, token_id: str | None = None, author: str | None = Non
     if token_id is not None and len(token_id) < 6:
         raise ValueError("a token id has at least 6 characters (marias ladder tokens lists them)")
     n = 0
-    with _tokens_locked(Path(folder_path)) as data:
+    with _tokens_locked(_folder(folder_path)) as data:
         for t in data["tokens"]:
             hit = t["sha256"].startswith(token_id) if token_id is not None else t["author"] == author
             if hit and not t.get("revoked"):
@@ -387,7 +394,7 @@ def submit(folder_path, token: str | None, archive, name: str, command: str, bui
     ``folder_path`` for the author holding ``token``, as ``name`` run by ``command`` in its folder
     after ``build_command``.  Returns ``{"ok": True, "version", "upload", "author", "build_output"}``;
     raises :class:`UploadRefused` at the first step that refuses."""
-    ladder = Path(folder_path)
+    ladder = _folder(folder_path)
     author = author_of(ladder, token)
     if author is None:
         raise UploadRefused("token", 401, "no valid token (send Authorization: Bearer TOKEN; a token is made by "
@@ -464,11 +471,28 @@ def submit(folder_path, token: str | None, archive, name: str, command: str, bui
 STDERR_TAIL_BYTES = 64 * 1024
 
 
+#: The most of a gzipped stderr file decompressed (a bot's stderr is capped at 1 MB when written).
+STDERR_GZ_BYTES = 8 * 2**20
+
+
+def _tail(path: Path) -> tuple[str, int]:
+    """The last :data:`STDERR_TAIL_BYTES` of a stderr file (gzipped once old: decompressed, bounded),
+    and its size."""
+    with files.open_regular(path) as f:
+        if path.name.endswith(".gz"):
+            with gzip.GzipFile(fileobj=f) as z:
+                data = z.read(STDERR_GZ_BYTES)
+            return data[-STDERR_TAIL_BYTES:].decode("utf-8", "replace"), len(data)
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - STDERR_TAIL_BYTES))
+        return f.read(STDERR_TAIL_BYTES).decode("utf-8", "replace"), size
+
+
 def author_stderr(folder_path, token: str | None, version_id: str) -> list[dict]:
     """The stderr files of ``version_id`` (each ``{"file", "bytes", "text"}``: its path in the
     ladder folder and its last :data:`STDERR_TAIL_BYTES`), for the author of that version only;
     :class:`UploadRefused` (401: no valid token, 403: another author's version, 404: no such version)."""
-    ladder = Path(folder_path)
+    ladder = _folder(folder_path)
     author = author_of(ladder, token)
     if author is None:
         raise UploadRefused("token", 401, "no valid token (send Authorization: Bearer TOKEN)")
@@ -483,11 +507,8 @@ def author_stderr(folder_path, token: str | None, version_id: str) -> list[dict]
     with files.confined(real):
         for p in lf.stderr_files(version_id):
             try:
-                with files.open_regular(p) as f:
-                    size = os.fstat(f.fileno()).st_size
-                    f.seek(max(0, size - STDERR_TAIL_BYTES))
-                    text = f.read(STDERR_TAIL_BYTES).decode("utf-8", "replace")
-            except OSError as e:
-                text, size = f"[not read: {e.strerror or e}]", 0
+                text, size = _tail(p)
+            except (OSError, EOFError, zlib.error) as e:
+                text, size = f"[not read: {getattr(e, 'strerror', None) or e}]", 0
             out.append({"file": os.path.relpath(os.path.realpath(p), real), "bytes": size, "text": text})
     return out

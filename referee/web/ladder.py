@@ -46,7 +46,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..ladder.archive import UnpackLimits
+from ..ladder.unpack import UnpackLimits
 from ..ladder.folder import CONFIG_FILE, DB_FILE, LadderError, LadderFolder
 from ..ladder.submissions import UploadRefused, author_of, author_stderr, submit
 from ..logs import files
