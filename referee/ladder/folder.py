@@ -51,7 +51,8 @@ SEATINGS = ("012", "021", "102", "120", "201", "210")  # seat i holds the table'
 
 #: The configuration ``init`` writes (every key may be edited in ladder.json; ``ladder run`` reads it).
 DEFAULTS = {
-    "time": {"move_ms": 1000, "startup_ms": 10_000, "bank_ms": 0, "increment_ms": 0},
+    "time": {"move_ms": 1000, "startup_ms": 10_000, "bank_ms": None, "increment_ms": 0},
+    "stderr_kb": 64,  # a bot's stderr kept per partie, at most (the rest is cut): disk grows predictably
     "max_faults": 3,  # faults in a partie after which the bot forfeits the rest of it (R12.3)
     "sandbox": "auto",  # referee/seats/sandbox.py: auto | bwrap | required | none
     "groups_per_table": 4,  # a table plays this many groups (decks): each bot process plays that many partie warm
@@ -366,8 +367,8 @@ class LadderFolder:
         return out
 
     def history(self, version_id: str) -> list[dict]:
-        """The version's rating after each group it played, oldest first: group, game (its partie
-        played so far), time, rating, low, high."""
+        """The version's rating after each group it played, oldest first: group, game (its partie in
+        the groups rated so far: 6, 12, ...), time, rating, low, high."""
         with self.db() as con:
             rows = con.execute("SELECT grp, games, t, mu, sigma FROM history WHERE version=? ORDER BY grp",
                                (version_id,)).fetchall()
@@ -404,6 +405,13 @@ class LadderFolder:
                 if p.is_file():
                     out.append(p)
         return out
+
+    def readable_log(self, rel: str) -> Path:
+        """A plain ``.jsonl`` file of the log ``rel`` (as :meth:`games` names it; a gzipped one is
+        decompressed into a private cache): what validate, replay and the web pages read."""
+        from .archive import readable_log
+
+        return readable_log(self.path, rel)
 
     def pairs(self, active_only: bool = False) -> list[PairDifference]:
         """Each pair of versions that shared groups: a's groše per partie over b's, with its interval."""

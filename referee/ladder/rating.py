@@ -73,6 +73,14 @@ class PairDifference:
     groups: int
     mean: float
     half: float | None
+    se: float | None = None
+
+    @property
+    def los(self) -> float | None:
+        """Likelihood that ``a`` is the better (:func:`referee.tournaments.stats.los`)."""
+        from ..tournaments.stats import los
+
+        return None if self.se is None else los(self.mean, self.se, self.groups - 1)
 
     @property
     def low(self) -> float | None:
@@ -94,4 +102,5 @@ def pair_difference(a: str, b: str, n: int, total: float, squares: float) -> Pai
     if n < 2:
         return PairDifference(a, b, n, mean, None)
     var = max(0.0, (squares - n * mean * mean) / (n - 1))
-    return PairDifference(a, b, n, mean, t975(n - 1) * math.sqrt(var / n))
+    se = math.sqrt(var / n)
+    return PairDifference(a, b, n, mean, t975(n - 1) * se, se)

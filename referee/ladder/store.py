@@ -81,8 +81,9 @@ def rate_group(con: sqlite3.Connection, group: Planned) -> dict | None:
     t = now()
     for v, r in zip(vs, new):
         con.execute("UPDATE versions SET mu=?, sigma=?, groups=groups+1 WHERE id=?", (r.mu, r.sigma, v))
-        games = con.execute("SELECT games FROM versions WHERE id=?", (v,)).fetchone()[0]
-        con.execute("INSERT OR REPLACE INTO history VALUES (?,?,?,?,?,?)", (v, group.n, t, games, r.mu, r.sigma))
+        groups = con.execute("SELECT groups FROM versions WHERE id=?", (v,)).fetchone()[0]
+        con.execute("INSERT OR REPLACE INTO history VALUES (?,?,?,?,?,?)",
+                    (v, group.n, t, groups * len(SEATINGS), r.mu, r.sigma))
     for i in range(3):
         for j in range(i + 1, 3):
             a, b, d = vs[i], vs[j], (totals[i] - totals[j]) / len(SEATINGS)
@@ -128,3 +129,24 @@ def suspend_if_faulty(con: sqlite3.Connection, version: str, suspend: dict) -> s
         con.execute("UPDATE versions SET status='suspended', reason=?, changed=? WHERE id=? AND status='active'",
                     (why, now(), version))
     return why
+
+
+def pairing_input(con: sqlite3.Connection):
+    """What :func:`referee.ladder.pairing.pair` needs, read in one go: the active versions as
+    candidates (with their groups planned and not rated) and the pairs' meetings (rated groups from
+    the pair sums, planned ones from the groups playing)."""
+    from .pairing import Candidate, meeting_key
+
+    inflight: dict[str, int] = {}
+    meetings: dict[tuple[str, str], int] = {}
+    for a, b, n in con.execute("SELECT a, b, groups FROM pairs"):
+        meetings[(a, b)] = n
+    for vs in con.execute("SELECT v0, v1, v2 FROM groups WHERE status='playing'"):
+        for i, v in enumerate(vs):
+            inflight[v] = inflight.get(v, 0) + 1
+            for w in vs[i + 1:]:
+                k = meeting_key(v, w)
+                meetings[k] = meetings.get(k, 0) + 1
+    cands = [Candidate(i, sg, g, inflight.get(i, 0))
+             for i, sg, g in con.execute("SELECT id, sigma, groups FROM versions WHERE status='active' ORDER BY rowid")]
+    return cands, meetings

@@ -1,0 +1,571 @@
+"""``marias ladder run``: the ladder plays, table after table, until it is stopped (protocol/TOURNAMENT.md,
+"Ladder").
+
+The runner reads the active versions before it draws each table (:mod:`referee.ladder.pairing`), so
+a version added or retired meanwhile is seen at the next table.  A table is ``groups_per_table``
+duplicate groups of three versions: each group one secret deck in the six seatings, each seating one
+partie with its own log.  The partie are played by the tournament's unit primitives
+(:func:`referee.tournaments.tournament.play_chain`: warm, one worker per seating keeps the same bot
+processes over the table's decks, never two seatings of one deck in one process; ``--cold``: fresh
+bots each partie), in the tournament's sandbox, sealed (and signed with ``--sign``), each log
+validated by its worker and checked by the coordinator as a tournament's.  On a Dask cluster the
+same chains go to :func:`referee.tournaments.cluster.play_group`.
+
+Each accepted partie is one transaction in the database; with a group's sixth, its rating
+(:mod:`referee.ladder.store`).  A run killed at any moment (``kill -9``) is continued by running it
+again: the groups still ``playing`` are finished — a log written but not recorded is validated in
+full and recorded, anything else played again — and nothing is counted twice.
+
+A group's deck comes from ``HMAC-SHA256(secret seed, "group:N")``: the match seed a finished log's
+footer reveals is that value, from which no other group's deck follows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TextIO
+
+from . import store
+from .archive import compress_old
+from .folder import INVALID_DIR, LOCK_FILE, LOGS_DIR, SEATINGS, LadderError, LadderFolder, Planned, unit_id
+from .pairing import pair
+
+RECHECK_S = 60.0  # a version's files are fingerprinted again at most this often (before it is seated)
+IDLE_S = 2.0  # with fewer than three active versions, how often the runner looks again
+COMPRESS_EVERY_S = 60.0
+
+
+def group_seed(seed: str, n: int) -> str:
+    """Group ``n``'s match seed: a keyed hash of the secret seed (a log reveals it; it reveals no other)."""
+    return hmac.new(seed.encode(), f"group:{n}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def parse_until(text: str, now: float | None = None) -> float:
+    """``--until``: a duration from now (``90s``, ``30m``, ``12h``, ``7d``) or a time (ISO 8601, UTC
+    unless it says otherwise): the epoch second to stop at."""
+    now = time.time() if now is None else now
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text or "")
+    if m:
+        return now + float(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    try:
+        t = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(f"--until {text!r}: a duration (90s, 30m, 12h, 7d) or a time (2026-12-24T18:00)") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.timestamp()
+
+
+@dataclass
+class LadderRun:
+    played: int = 0  # partie accepted by this run
+    rated: int = 0  # groups rated by this run
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (unit id, why)
+    interrupted: bool = False
+    seconds: float = 0.0
+    resumed: int = 0  # partie found finished and recorded at the start (a run killed before it recorded them)
+    notes: list[str] = field(default_factory=list)
+
+
+class FolderLock:
+    """The ladder held by one ``ladder run`` at a time (an ``flock`` on ``.lock``)."""
+
+    def __init__(self, path: Path):
+        self.path = path / LOCK_FILE
+        self.f = None
+
+    def __enter__(self):
+        import fcntl
+
+        self.f = open(self.path, "a+")
+        try:
+            fcntl.flock(self.f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.f.close()
+            raise LadderError(f"{self.path.parent}: another `marias ladder run` is running on this ladder") from None
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+
+        fcntl.flock(self.f.fileno(), fcntl.LOCK_UN)
+        self.f.close()
+
+
+class Runner:
+    """One ``marias ladder run`` (see the module docstring)."""
+
+    def __init__(self, ladder: LadderFolder, *, workers: int | None = None, cluster: str | None = None,
+                 warm: bool = True, sign_key=None, stream: TextIO | None = None, interval: float = 10.0,
+                 groups: int | None = None, until: float | None = None):
+        self.ladder = ladder
+        self.out = ladder.path
+        self.logs = ladder.logs_dir
+        self.settings = ladder.config()
+        self.seed = ladder.seed()
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.cluster = cluster
+        self.warm = warm
+        self.sign_key = sign_key
+        self.sign_paths: tuple[str, ...] = ()
+        self.stream = stream
+        self.interval = interval
+        self.groups_cap = groups
+        self.until = until
+        self.run = LadderRun()
+        self.groups: dict[int, Planned] = {}  # the groups this run plays (planned, not yet finished)
+        self.units: dict[str, tuple[Planned, str]] = {}  # unit id -> (group, seating)
+        self.configs: dict[int, object] = {}  # table -> its TournamentConfig
+        self.checked: dict[str, float] = {}  # version -> when its fingerprint was last checked
+        self.planned_here = 0
+        self.last_line = 0.0
+        self.con = None
+
+    # ------------------------------------------------------------------ messages
+    def say(self, text: str) -> None:
+        if self.stream is not None:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def tick(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self.stream is None or (not force and now - self.last_line < self.interval):
+            return
+        self.last_line = now
+        board = [r for r in self.ladder.leaderboard() if r["status"] == "active"]
+        lead = f"{board[0]['id']} {board[0]['rating']:.1f} ± {board[0]['rating'] - board[0]['low']:.1f}" if board else "-"
+        self.say(f"ladder: {self.run.rated} groups rated and {self.run.played} partie by this run; "
+                 f"{len(board)} active; leader {lead}")
+
+    # ------------------------------------------------------------------ tables
+    def table_config(self, table: int, versions: tuple[str, str, str]):
+        """The tournament configuration a table's partie are played under (its three versions as bots)."""
+        from ..matches.match import Limits
+        from ..matches.secrecy import SECRET
+        from ..seats.resources import SandboxLimits
+        from ..tournaments.tournament_config import BotEntry, TournamentConfig
+
+        rows = {v["id"]: v for v in self.ladder.versions()}
+        t = self.settings["time"]
+        cfg = TournamentConfig(
+            bots=[BotEntry(name=v, command=rows[v]["command"], cwd=rows[v]["cwd"]) for v in versions],
+            name=f"ladder {self.out.name} table {table}",
+            seed=hmac.new(self.seed.encode(), b"bots", hashlib.sha256).hexdigest()[:32],
+            limits=Limits(startup_ms=int(t["startup_ms"]), move_ms=int(t["move_ms"]),
+                          bank_ms=None if t.get("bank_ms") is None else int(t["bank_ms"]),
+                          increment_ms=int(t.get("increment_ms") or 0),
+                          stderr_cap=int(self.settings["stderr_kb"]) * 1024),
+            max_faults=int(self.settings["max_faults"]), output=self.out, base_dir=Path("."),
+            source=str(self.out / "ladder.json"), sandbox=str(self.settings["sandbox"]), bot_limits=SandboxLimits(),
+            seed_kind=SECRET, seed_file=self.ladder.seed_path(), private_paths=self.sign_paths,
+            cluster=self.cluster, warm=self.warm)
+        return cfg
+
+    def fingerprint_ok(self, cfg, versions) -> list[str]:
+        """The versions whose files changed since they were added: suspended, named."""
+        from ..tournaments.tournament_config import ConfigError
+
+        stored = {v.id: v.fingerprint for v in self.ladder.playing()}
+        now = time.monotonic()
+        bad = []
+        try:
+            fps = cfg.fingerprints()
+        except ConfigError as e:
+            fps = {}
+            for v in versions:
+                bad.append((v, f"its files cannot be read ({'; '.join(e.problems) if hasattr(e, 'problems') else e})"))
+        for v in versions:
+            if v in fps and fps[v] != stored.get(v):
+                bad.append((v, "its files changed since it was added (fingerprint "
+                               f"{str(stored.get(v))[:12]} then, {fps[v][:12]} now); add it again as a new version"))
+            self.checked[v] = now
+        for v, why in bad:
+            self.ladder.set_status(v, "suspended", f"suspended: {why}")
+            self.say(f"{v}: suspended: {why}")
+        return [v for v, _ in bad]
+
+    def plan_table(self) -> list[list]:
+        """Draw a table, plan its groups (in the database) and return its chains of units; [] when
+        fewer than three versions are active (or the run's group budget is spent)."""
+        from ..tournaments.units import Unit
+
+        con = self.con
+        for _ in range(5):  # a version whose files changed is suspended and the table drawn again
+            if self.groups_cap is not None and self.planned_here >= self.groups_cap:
+                return []
+            if self.until is not None and time.time() >= self.until:
+                return []
+            cands, meetings = store.pairing_input(con)
+            table = store.next_table(con)
+            versions = pair(cands, meetings, table, int(self.settings.get("cover_every") or 0))
+            if versions is None:
+                return []
+            cfg = self.table_config(table, versions)
+            if self.fingerprint_ok(cfg, versions):
+                continue
+            k = int(self.settings["groups_per_table"])
+            if self.groups_cap is not None:
+                k = min(k, self.groups_cap - self.planned_here)
+            planned = []
+            for _ in range(max(1, k)):
+                g = store.plan_group(con, table, versions)
+                self.planned_here += 1
+                planned.append(g)
+            self.configs[table] = cfg
+            return self.chains_of(planned, cfg)
+        return []
+
+    def chains_of(self, planned: list[Planned], cfg) -> list[list]:
+        """The units of ``planned`` (groups of one table) not yet done, as chains: one per seating over
+        the groups' decks (warm), or one unit each (cold)."""
+        from ..tournaments.units import Unit
+
+        chains: dict[str, list] = {}
+        for g in planned:
+            self.groups[g.n] = g
+            for s in SEATINGS:
+                uid = unit_id(g.n, s)
+                if uid in g.done:
+                    continue
+                self.units[uid] = (g, s)
+                u = Unit(uid, g.table, g.versions, tuple(int(c) for c in s), g.n, group_seed(self.seed, g.n), 0)
+                chains.setdefault(s if self.warm else uid, []).append(u)
+        return list(chains.values())
+
+    # ------------------------------------------------------------------ resuming
+    def resume(self) -> list[list]:
+        """The groups a previous run left ``playing``: logs finished but not recorded are validated in
+        full and recorded; the rest are cleared, to be played again (as chains)."""
+        from ..tournaments.units import check_unit_log
+
+        out = []
+        by_table: dict[int, list[Planned]] = {}
+        for g in store.playing_groups(self.con):
+            by_table.setdefault(g.table, []).append(g)
+        for table, groups in by_table.items():
+            versions = groups[0].versions
+            cfg = self.table_config(table, versions)
+            self.configs[table] = cfg
+            for g in groups:
+                for s in SEATINGS:
+                    uid = unit_id(g.n, s)
+                    if uid in g.done:
+                        continue
+                    path = self.logs / f"{uid}.jsonl"
+                    seats = [g.versions[int(c)] for c in s]
+                    if path.exists() and check_unit_log(path, seats=seats) is None:
+                        self.accept_file(g, s, path)
+                        self.run.resumed += 1
+                    else:
+                        self.remove(uid)
+            active = {v.id for v in self.ladder.playing()}
+            still = [g for g in groups if g.n not in self.rated_now()]
+            if still and not set(versions) <= active:
+                for g in still:
+                    store.void_group(self.con, g, "a version of it was retired or suspended before it was finished")
+                continue
+            out += self.chains_of(still, cfg)
+        return out
+
+    def rated_now(self) -> set[int]:
+        return {n for (n,) in self.con.execute("SELECT n FROM groups WHERE status!='playing'")}
+
+    # ------------------------------------------------------------------ accepting
+    def remove(self, uid: str) -> None:
+        for p in self.logs.glob(f"{uid}.*"):
+            p.unlink(missing_ok=True)
+
+    def accept_file(self, g: Planned, seating: str, path: Path, result: dict | None = None) -> None:
+        """Record a partie whose log was checked (``result``: its worker's report, else read from the log)."""
+        from ..seats.identity import file_sha256
+        from ..tournaments.units import log_totals
+
+        if result is not None:
+            sha, totals, faults = result["sha256"], list(result["totals"]), list(result.get("seat_faults") or [0, 0, 0])
+        else:
+            sha = file_sha256(path)
+            totals = list(log_totals(path)[1])  # type: ignore[index]
+            faults = log_faults(path)
+        for p in self.logs.glob(f"{path.name[:-len('.jsonl')]}.seat*.stderr.log"):
+            if p.stat().st_size == 0:  # only what a bot said is kept
+                p.unlink(missing_ok=True)
+        change = store.accept_unit(self.con, g, seating, f"{LOGS_DIR}/{path.name}", sha, totals, faults)
+        self.run.played += 1
+        if change is not None:
+            self.run.rated += 1
+            self.groups.pop(g.n, None)
+        for v in set(g.versions):
+            why = store.suspend_if_faulty(self.con, v, self.settings["suspend"])
+            if why:
+                self.say(f"{v}: {why}")
+
+    def accept(self, uid: str, result: dict) -> None:
+        from ..tournaments.units import Unit, quick_check_unit_log
+
+        g, s = self.units.pop(uid)
+        path = self.logs / f"{uid}.jsonl"
+        u = Unit(uid, g.table, g.versions, tuple(int(c) for c in s), g.n, "", 0)
+        why = result.get("valid") or quick_check_unit_log(path, u, result)
+        if why is not None:
+            kept = self.out / INVALID_DIR / f"{path.name}.invalid"
+            if path.exists():
+                kept.parent.mkdir(exist_ok=True)
+                os.replace(path, kept)
+            self.fail(uid, g, f"its log does not check ({why}); kept as {kept}", None)
+            return
+        self.accept_file(g, s, path, result)
+
+    def fail(self, uid: str, g: Planned, why: str, culprit: str | None) -> None:
+        self.units.pop(uid, None)
+        self.remove(uid)
+        self.run.failed.append((uid, why))
+        who = None
+        if culprit:
+            name = culprit.split(" (")[0]
+            who = name if name in g.versions else None
+        store.void_group(self.con, g, f"{uid}: {why}", who)
+        self.say(f"{uid}: failed: {why.splitlines()[0] if why.strip() else why}; group {g.n} is void")
+        if who:
+            why2 = store.suspend_if_faulty(self.con, who, self.settings["suspend"])
+            if why2:
+                self.say(f"{who}: {why2}")
+
+    # ------------------------------------------------------------------ jobs
+    def jobs_of(self, chain: list) -> tuple[list[dict], list[float], list[tuple], list[tuple]]:
+        from ..tournaments import tournament as T
+
+        cfg = self.configs[chain[0].table]
+        jobs = [T.unit_job(cfg, u, self.logs, self.sign_key, lanes=(0, 0, 0)) for u in chain]
+        if self.warm:
+            jobs[0]["warm_partie"] = cfg.warm_partie
+        walls = [T.unit_wall_seconds(cfg, u) for u in chain]
+        return jobs, walls, [u.seats for u in chain], [tuple(tuple(s.argv) for s in j["specs"]) for j in jobs]
+
+    def on_results(self, chain: list, outcome_ok: bool, results: list, why: str = "", culprit: str | None = None) -> None:
+        by_id = {u.id: u for u in chain}
+        if not outcome_ok:
+            for u in chain:
+                if u.id in self.units:
+                    self.fail(u.id, self.units[u.id][0], why, culprit)
+            return
+        for r in results:
+            if r.get("id") not in by_id or r["id"] not in self.units:
+                continue
+            by_id.pop(r["id"])
+            if "error" in r:
+                self.fail(r["id"], self.units[r["id"]][0], f"error: {r['error']}", None)
+            else:
+                self.accept(r["id"], r)
+        for u in by_id.values():  # none, unless a chain returned fewer results than units
+            if u.id in self.units:
+                self.fail(u.id, self.units[u.id][0], "no result came back for it", None)
+
+    # ------------------------------------------------------------------ the loop
+    def stopping(self) -> bool:
+        if self.until is not None and time.time() >= self.until:
+            return True
+        return self.groups_cap is not None and self.planned_here >= self.groups_cap
+
+    def play(self, close_fds=()) -> None:
+        from ..seats.pool import Pool, Task
+        from ..tournaments import tournament as T
+
+        queue: list[list] = self.resume()
+        if self.run.resumed:
+            self.say(f"resumed: {self.run.resumed} finished partie recorded now")
+        if queue:
+            self.say(f"resuming {len(self.groups)} unfinished group(s)")
+        T.import_for_workers()
+        target = T.play_chain if self.warm else T.play_unit
+        pool = Pool(target, self.workers, retries=1, close_fds=close_fds,
+                    on_retry=lambda o: [self.remove(u.id) for u in running.get(o.key, ())])
+        running: dict[str, list] = {}
+        idle_said = False
+        last_compress = 0.0
+        try:
+            while True:
+                while len(running) < self.workers:
+                    if not queue:
+                        queue = self.plan_table()
+                    if not queue:
+                        break
+                    chain = queue.pop(0)
+                    jobs, walls, seats, argvs = self.jobs_of(chain)
+                    key = f"chain:{chain[0].id}"
+                    pool.submit(Task(key, jobs if self.warm else jobs[0], sum(walls), seats[0], argvs[0]))
+                    running[key] = chain
+                if not running:
+                    if self.stopping():
+                        break
+                    if not idle_said:
+                        self.say("waiting: fewer than three active versions (marias ladder add ... adds one)")
+                        idle_said = True
+                    time.sleep(IDLE_S)
+                    continue
+                idle_said = False
+                for o in pool.wait(0.5):
+                    chain = running.pop(o.key)
+                    results = (o.result if self.warm else [o.result]) if o.ok else []
+                    self.on_results(chain, o.ok, results, o.describe(), o.culprit)
+                if time.monotonic() - last_compress > COMPRESS_EVERY_S:
+                    last_compress = time.monotonic()
+                    compress_old(self.con, self.out, float(self.settings["compress_after_hours"]))
+                self.tick()
+        except KeyboardInterrupt:
+            self.run.interrupted = True
+            self.say("stopping: the partie in progress are abandoned (`marias ladder run` again goes on with them)")
+        finally:
+            pool.close()
+        for chain in running.values():
+            for u in chain:
+                if u.id in self.units:
+                    self.remove(u.id)
+
+    def play_cluster(self) -> None:
+        """The same loop on a Dask cluster: chains sent as :func:`referee.tournaments.cluster.play_group` tasks."""
+        from ..tournaments import tournament as T
+        from ..tournaments.cluster import ClusterError, cluster_threads, connect, play_group
+
+        client = connect(self.cluster)
+        threads = cluster_threads(client)
+        queue: list[list] = self.resume()
+        futures: dict = {}
+        try:
+            while True:
+                while len(futures) < threads:
+                    if not queue:
+                        queue = self.plan_table()
+                    if not queue:
+                        break
+                    chain = queue.pop(0)
+                    jobs, walls, seats, argvs = self.jobs_of(chain)
+                    fut = client.submit(play_group, jobs, walls, seats, argvs, T.play_unit,
+                                        T.play_chain if self.warm else None,
+                                        key=f"marias-ladder-{chain[0].id}-{os.getpid()}-{time.monotonic_ns()}",
+                                        pure=False, retries=0)
+                    futures[fut] = chain
+                if not futures:
+                    if self.stopping():
+                        break
+                    time.sleep(IDLE_S)
+                    continue
+                done = [f for f in futures if f.done()]
+                if not done:
+                    time.sleep(0.2)
+                for fut in done:
+                    chain = futures.pop(fut)
+                    try:
+                        body = fut.result()
+                    except Exception as e:  # a lost worker: the chain's partie are void, nothing else
+                        self.on_results(chain, False, [], f"lost on the cluster: {type(e).__name__}: {e}", None)
+                        continue
+                    if body.get("refused"):
+                        raise ClusterError(f"worker {body['host']} does not have the ladder's bots: "
+                                           + "; ".join(body["refused"]))
+                    results = []
+                    for entry in body["units"]:
+                        uid = entry["id"]
+                        if uid not in self.units:
+                            continue
+                        if entry["status"] == "ok" and entry["log"] is not None:
+                            for name, data in entry["files"].items():
+                                if "/" not in name and name.startswith(f"{uid}."):
+                                    (self.logs / name).write_bytes(data)
+                            write_synced(self.logs / f"{uid}.jsonl", entry["log"])
+                            results.append(entry["result"])
+                        else:
+                            results.append({"id": uid, "error": f"{entry['status']}: {entry['why']} (on {body['host']})"})
+                    self.on_results(chain, True, results)
+                self.tick()
+        except KeyboardInterrupt:
+            self.run.interrupted = True
+            self.say("stopping: the partie in progress are abandoned (`marias ladder run` again goes on with them)")
+            client.cancel(list(futures), force=True)
+        finally:
+            client.close(timeout=5)
+        for chain in futures.values():
+            for u in chain:
+                if u.id in self.units:
+                    self.remove(u.id)
+
+
+def write_synced(path: Path, data: bytes) -> None:
+    part = path.with_name(path.name + ".part")
+    with open(part, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, path)
+
+
+def log_faults(path: Path) -> list[int]:
+    """Each seat's faults in a finished log (read when a run recorded a partie a killed one left)."""
+    from ..logs.log import read_log
+
+    records, _ = read_log(path)
+    out = [0, 0, 0]
+    for r in records:
+        if r.get("type") == "deal":
+            for f in r.get("faults") or []:
+                if isinstance(f, dict) and f.get("seat") in (0, 1, 2):
+                    out[f["seat"]] += 1
+    return out
+
+
+def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, warm: bool = True,
+               sign_key=None, sign_path=None, stream: TextIO | None = None, interval: float = 10.0,
+               groups: int | None = None, until: float | None = None) -> LadderRun:
+    """Play the ladder in ``path`` until ``groups`` more groups are planned and played, ``until``
+    (epoch seconds) passes, or Ctrl-C / SIGTERM.  ``sign_key``: an Ed25519 key (PEM path, raw
+    bytes or key object) that signs every log; ``sign_path``: its file, hidden from every bot."""
+    from ..seats.sandbox import mark_output
+
+    ladder = LadderFolder.open(path)
+    runner = Runner(ladder, workers=workers, cluster=cluster, warm=warm, stream=stream, interval=interval,
+                    groups=groups, until=until)
+    if sign_key is not None:
+        from ..logs.seal import signing_key_bytes
+        from ..matches.secrecy import hide_paths
+
+        if isinstance(sign_key, (str, os.PathLike)):
+            sign_path = sign_key
+        if sign_path is not None:
+            runner.sign_paths = tuple(hide_paths(sign_path))
+        sign_key = signing_key_bytes(sign_key)
+    runner.sign_key = sign_key
+    mark_output(ladder.path)
+    ladder.logs_dir.mkdir(exist_ok=True)
+    t0 = time.perf_counter()
+    old_term = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    with FolderLock(ladder.path) as lock:
+        runner.con = store_connection(ladder)
+        signal.signal(signal.SIGTERM, on_term)
+        try:
+            if cluster:
+                runner.play_cluster()
+            else:
+                runner.play(close_fds=(lock.f.fileno(),))
+        finally:
+            signal.signal(signal.SIGTERM, old_term)
+            runner.con.close()
+    runner.tick(force=True)
+    runner.run.seconds = time.perf_counter() - t0
+    return runner.run
+
+
+def store_connection(ladder: LadderFolder):
+    from .folder import connect
+
+    return connect(ladder.db_file)
