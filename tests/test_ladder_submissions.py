@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.ladder import submissions as S
+from referee.ladder.folder import LadderError, LadderFolder
 from referee.ladder.unpack import RULES, ArchiveRefused, UnpackLimits, safe_name, unpack
 from referee.seats.sandbox import bwrap_status
 
@@ -229,7 +230,13 @@ def test_property_safe_name_never_gives_a_path_out(name):
 # ------------------------------------------------------------------ tokens
 
 
-def test_a_token_names_its_author_until_revoked_and_only_its_hash_is_kept(tmp_path):
+@pytest.fixture
+def ladder(tmp_path):
+    return LadderFolder.init(tmp_path / "ladder").path
+
+
+def test_a_token_names_its_author_until_revoked_and_only_its_hash_is_kept(ladder):
+    tmp_path = ladder
     t1 = S.make_token(tmp_path, "alice")
     t2 = S.make_token(tmp_path, "bob")
     t3 = S.make_token(tmp_path, "alice")
@@ -252,7 +259,8 @@ def test_a_token_names_its_author_until_revoked_and_only_its_hash_is_kept(tmp_pa
         S.make_token(tmp_path, "../evil")
 
 
-def test_every_stored_hash_is_compared_in_constant_time_whatever_matched(tmp_path, monkeypatch):
+def test_every_stored_hash_is_compared_in_constant_time_whatever_matched(ladder, monkeypatch):
+    tmp_path = ladder
     tokens = [S.make_token(tmp_path, f"author{i}") for i in range(5)]
     calls = []
     real = S.hmac.compare_digest
@@ -263,12 +271,15 @@ def test_every_stored_hash_is_compared_in_constant_time_whatever_matched(tmp_pat
     assert S.author_of(tmp_path, "mlt_guess") is None and len(calls) == 5
 
 
-def test_a_damaged_tokens_file_lets_nobody_in(tmp_path):
-    t = S.make_token(tmp_path, "alice")
+def test_a_damaged_tokens_file_lets_nobody_in(ladder):
+    tmp_path = ladder
+    t = S.make_token(LadderFolder(tmp_path), "alice")  # a LadderFolder or its path
     (tmp_path / S.TOKENS_FILE).write_text('{"format": "something else", "tokens": []}')
     assert S.author_of(tmp_path, t) is None
     with pytest.raises(ValueError):
         S.make_token(tmp_path, "bob")
+    with pytest.raises(LadderError, match="not a ladder"):
+        S.make_token(tmp_path.parent, "bob")
 
 
 # ------------------------------------------------------------------ the build, in the sandbox
