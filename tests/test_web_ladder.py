@@ -258,3 +258,35 @@ def test_an_author_sees_their_own_stderr_and_nobody_elses(served):
         assert r.status_code == status, (version, status, r.text)
         assert "secret" not in r.text
     assert "jan secret" in get("janbot@1", jan).text
+
+
+def test_an_old_gzipped_log_still_shows_and_replays_and_a_bomb_is_refused(tmp_path):
+    import gzip
+    import time
+
+    from referee.ladder.archive import compress_old
+    from referee.tools.bench import write_random_log
+
+    lad = LadderFolder.init(tmp_path / "served" / "season")
+    ids = [lad.add(n, "random", check=False) for n in ("a", "b", "c")]
+    play_groups(lad, ids, [1, 0, -1])
+    game = lad.games("a@1")[0]
+    write_random_log(lad.path / game["log"], deals=12)
+    c = TestClient(create_app([tmp_path / "served"], play_dir=tmp_path / "plays", sandbox="none", max_bytes=2**20),
+                   base_url="http://127.0.0.1")
+    before = c.get(f"/api/replay/0/season/{game['log']}", params={"partie": 1, "deal": 3}).json()
+    with lad.db() as con:
+        assert compress_old(con, lad.path, hours=0, now=time.time() + 60) == 1
+    gz = lad.games("a@1")[0]["log"]
+    assert gz == game["log"] + ".gz" and not (lad.path / game["log"]).exists()
+    listed = c.get("/api/ladder/0/season", params={"version": "a@1"}).json()["games"]
+    assert [g["replayable"] for g in listed if g["id"] == game["id"]] == [True]
+    assert c.get(f"/log/0/season/{gz}").status_code == 200
+    after = c.get(f"/api/replay/0/season/{gz}", params={"partie": 1, "deal": 3}).json()
+    assert after["hands"] == before["hands"] and after["steps"] == before["steps"]
+    assert "marias-serve-logs" not in json.dumps(after)  # the decompressed copy's path is not told
+    with gzip.open(lad.path / "logs" / "bomb.jsonl.gz", "wb") as f:
+        f.write(b"\n" * (3 * 2**20))  # 3 MB of nothing, over the 1 MB served
+    assert c.get("/api/log/0/season/logs/bomb.jsonl.gz").status_code == 413
+    (lad.path / "logs" / "x.seat0.stderr.log.gz").write_bytes(gzip.compress(b"secret"))
+    assert c.get("/api/log/0/season/logs/x.seat0.stderr.log.gz").status_code == 403

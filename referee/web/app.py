@@ -46,8 +46,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from ..logs.log import BeingWritten, being_written
-from .folders import Refused, Roots, Scrub
-from .ladder import ladder_routes
+from .folders import Refused, Roots, Scrub, ladder_of
+from .ladder import ladder_routes, plain_log
 from .log_data import LogError, open_log_data, replay_data
 from .play import Sessions
 from .tournament_data import TableCache, progress
@@ -216,8 +216,11 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     # ------------------------------------------------------------------ logs and replays
     def _log(request: Request) -> tuple[Path, str]:
+        """The log a request names (for a ladder's old, gzipped log: its decompressed copy); runs in a thread."""
         root, rel = _root(request)
         path = roots.resolve(root, rel, want="file")
+        if rel.endswith(".jsonl.gz") and ladder_of(roots.folders[root], path) is not None:
+            return plain_log(path, roots.max_bytes), f"{root}/{rel}"
         if not rel.endswith(".jsonl") or rel.endswith(".transcript.jsonl"):
             raise Refused(404, f"{rel}: not a log (a .jsonl file)")
         return path, f"{root}/{rel}"
@@ -228,7 +231,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     async def _page_log(request: Request) -> tuple[Path, str]:
         """The log a page shows (its data come from the API): refused while a match writes it."""
-        path, key = _log(request)
+        path, key = await run_in_threadpool(_log, request)
         if await run_in_threadpool(being_written, path):
             raise BeingWritten(path)
         return path, key
@@ -245,7 +248,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     async def log_api(request: Request):
         try:
-            path, key = _log(request)
+            path, key = await run_in_threadpool(_log, request)
             pieces = await in_log_thread(open_log_data, path, key, scrub.json)  # opened, its header read
         except Refused as e:
             return _refused(e)
@@ -275,7 +278,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     async def replay_api(request: Request):
         try:
-            path, key = _log(request)
+            path, key = await run_in_threadpool(_log, request)
             partie, deal = _deal_args(request)
             return Answer(await in_log_thread(replay_data, path, key, partie, deal, _root(request)[1]))
         except Refused as e:

@@ -33,10 +33,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
+import hashlib
 import json
 import os
+import shutil
+import stat
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from urllib.parse import quote
 
@@ -58,6 +63,8 @@ UPLOADS_AT_ONCE = 1
 GAMES_LISTED = 500
 #: Rating history points sent for the plot (sampled evenly, the last one always kept).
 HISTORY_POINTS = 1000
+#: Decompressed copies of a ladder's old logs (``.jsonl.gz``) kept for the log pages and replays.
+PLAIN_LOGS_KEPT = 64
 
 
 # ------------------------------------------------------------------ reading a ladder folder
@@ -122,11 +129,80 @@ def version_data(folder: Path, version_id: str) -> dict:
         log = str(g["log"]).replace(os.sep, "/")
         games.append({"id": g["id"], "group": g["group"], "time": g["time"], "seat": g["seat"],
                       "others": g["others"], "groše": g["groše"], "faults": g["faults"], "log": log,
-                      "replayable": log.endswith(".jsonl") and (folder / log).is_file()})
+                      "replayable": log.endswith((".jsonl", ".jsonl.gz")) and (folder / log).is_file()})
     return {"name": folder.name, "signature": list(signature(folder)), "computed": time.time(),
             "version": {k: v.get(k) for k in ("id", "name", "version", "author", "command", "status", "reason", "added")},
             "row": row, "history": _sampled(history, HISTORY_POINTS), "history_count": len(history), "games": games,
             "games_listed": GAMES_LISTED}
+
+
+# ------------------------------------------------------------------ a ladder's compressed logs
+
+
+def _plain_logs_folder() -> Path:
+    """A private folder (per user, 0700) for the decompressed copies of old logs."""
+    d = Path(tempfile.gettempdir()) / f"marias-serve-logs-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(d, 0o700)
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise OSError(f"{d} is not a private folder of this user: not used")
+    return d
+
+
+def plain_log(path: Path, max_bytes: int) -> Path:
+    """A plain copy of the gzipped log ``path`` (a ladder's log once old) for the log page and the
+    replayer, which read logs by offset: decompressed once into a private folder (the last
+    :data:`PLAIN_LOGS_KEPT` kept), and refused (413) past ``max_bytes`` decompressed."""
+    st = os.stat(path)
+    key = hashlib.sha256(f"{os.path.realpath(path)}\0{st.st_mtime_ns}\0{st.st_size}".encode()).hexdigest()[:24]
+    cache = _plain_logs_folder()
+    home = cache / key  # the copy keeps the log's own name (the pages show it)
+    out = home / path.name[:-3]
+    if out.exists():
+        with contextlib.suppress(OSError):
+            os.utime(home)
+        return out
+    home.mkdir(exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=home, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f, files.open_regular(path) as raw, gzip.GzipFile(fileobj=raw) as z:
+            n = 0
+            while chunk := z.read(1 << 20):
+                n += len(chunk)
+                if n > max_bytes:
+                    raise Refused(413, f"{path.name}: more than the {max_bytes / 2**20:g} MB served once decompressed")
+                f.write(chunk)
+        os.replace(tmp, out)
+    except (OSError, EOFError, zlib.error) as e:
+        raise Refused(422, f"{path.name}: cannot be decompressed ({getattr(e, 'strerror', None) or e})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    kept = sorted(cache.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in kept[PLAIN_LOGS_KEPT:]:
+        shutil.rmtree(old, ignore_errors=True)
+    return out
+    fd, tmp = tempfile.mkstemp(dir=cache, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f, files.open_regular(path) as raw, gzip.GzipFile(fileobj=raw) as z:
+            n = 0
+            while chunk := z.read(1 << 20):
+                n += len(chunk)
+                if n > max_bytes:
+                    raise Refused(413, f"{path.name}: more than the {max_bytes / 2**20:g} MB served once decompressed")
+                f.write(chunk)
+        os.replace(tmp, out)
+    except (OSError, EOFError, zlib.error) as e:
+        raise Refused(422, f"{path.name}: cannot be decompressed ({getattr(e, 'strerror', None) or e})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    kept = sorted(cache.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in kept[PLAIN_LOGS_KEPT:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
+    return out
 
 
 # ------------------------------------------------------------------ the routes

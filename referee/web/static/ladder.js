@@ -64,7 +64,7 @@
       const links = x.replayable
         ? [el("a", { href: "/log/" + P.log_base + x.log, class: "log-link" }, "log"), " · ",
            el("a", { href: "/replay/" + P.log_base + x.log + "?partie=1&deal=1", class: "replay-link" }, "replay")]
-        : [el("span", { class: "muted" }, x.log.endsWith(".gz") ? "compressed" : "missing")];
+        : [el("span", { class: "muted" }, "missing")];
       tb.append(el("tr", { "data-game": x.id, class: x.faults ? "fault" : null },
         el("td", {}, x.id), el("td", {}, when(x.time)), el("td", { class: "num" }, x.group), el("td", { class: "num" }, x.seat),
         el("td", {}, ...x.others.flatMap((o, i) => (i ? [", ", versionLink(o)] : [versionLink(o)]))),
