@@ -63,3 +63,47 @@ def test_the_leaderboard_updates_live_and_a_versions_page_plots_its_history_and_
         assert browser.find_elements(By.CSS_SELECTOR, ".seat-0 .card")
     finally:
         srv.stop()
+
+
+@pytest.mark.slow  # the upload is built and checked in the sandbox
+def test_an_author_uploads_from_the_page_and_reads_their_own_stderr_only(browser, tmp_path):
+    from referee.ladder import submissions as S
+    from referee.seats.sandbox import bwrap_status
+    from tests.test_web_ladder import PLAYER, archive
+
+    served = tmp_path / "served"
+    lad = LadderFolder.init(served / "season")
+    eva, jan = S.make_token(lad.path, "eva"), S.make_token(lad.path, "jan")
+    ids = [lad.add("evabot", "random", check=False, author="eva"), lad.add("other", "random", check=False),
+           lad.add("third", "random", check=False)]
+    play_groups(lad, ids, [2, -1, -1])
+    game = lad.games("evabot@1")[0]
+    (lad.path / "logs" / f"{game['id']}.seat{game['seat']}.stderr.log").write_text("eva's debug line\n")
+    (tmp_path / "bot.tar.gz").write_bytes(archive({"bot.py": PLAYER}))
+    srv = LiveServer([served], tmp_path / "plays")
+    try:
+        browser.get(f"{srv.url}/ladder/0/season?version=evabot@1")
+        wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#games-table tr[data-game]"), what="the version's page")
+        browser.find_element(By.CSS_SELECTOR, "#stderr-box summary").click()
+        for token, expect in ((jan, "another author's"), (eva, "eva's debug line")):
+            field = browser.find_element(By.ID, "stderr-token")
+            field.clear()
+            field.send_keys(token)
+            browser.find_element(By.ID, "stderr-show").click()
+            wait(lambda: expect in browser.find_element(By.ID, "stderr").text, what=f"the stderr answer ({expect})")
+        if bwrap_status()[0] is None:
+            pytest.skip(f"no bubblewrap here for the upload's build: {bwrap_status()[1]}")
+        browser.get(f"{srv.url}/ladder/0/season")
+        wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#leaderboard tr[data-version]"), what="the leaderboard")
+        browser.find_element(By.CSS_SELECTOR, "#upload-box summary").click()
+        for field, value in (("up-token", eva), ("up-name", "fromweb"), ("up-command", "python3 bot.py"),
+                             ("up-file", str(tmp_path / "bot.tar.gz"))):
+            browser.find_element(By.ID, field).send_keys(value)
+        browser.find_element(By.ID, "up-send").click()
+        wait(lambda: "entered as fromweb@1" in browser.find_element(By.ID, "up-result").text, timeout=120,
+             what="the upload's answer")
+        wait(lambda: browser.find_elements(By.CSS_SELECTOR, 'tr[data-version="fromweb@1"]'), what="the new version listed")
+        assert lad.version("fromweb@1")["author"] == "eva"
+        browser.save_screenshot(str(shots_dir(tmp_path) / "web-ladder-upload.png"))
+    finally:
+        srv.stop()
