@@ -327,3 +327,15 @@ def test_a_build_that_fails_hangs_or_floods_is_ended_and_said_so(tmp_path):
     assert r.output.startswith("[... 99000 bytes of output before this]") and len(r.output) < 1100
     with pytest.raises(FileNotFoundError):
         S.build(tmp_path / "b", "no-such-compiler --all")
+
+
+@needs_bwrap
+def test_a_build_that_fills_its_folder_is_stopped_while_it_runs(tmp_path):
+    (tmp_path / "b").mkdir()
+    lim = S.BuildLimits(folder_mb=2, folder_files=50, seconds=60)
+    r = S.build(tmp_path / "b", "sh -c 'i=0; while :; do head -c 100000 /dev/zero > f$i; i=$((i+1)); done'", lim)
+    assert r.over and "it was stopped" in r.over and not r.timed_out
+    assert S._ended(r.returncode, r, lim) == r.over
+    (tmp_path / "c").mkdir()
+    r = S.build(tmp_path / "c", "sh -c 'for i in $(seq 60); do : > f$i; done'", lim)  # ends before it is looked at
+    assert r.returncode == 0 and r.over == "the build made more than 50 files and folders in the bot's folder"

@@ -170,6 +170,9 @@ def test_uploads_refused_with_the_step_and_the_rule(served):
     assert r.status_code == 403 and r.json()["step"] == "name" and "another author" in r.json()["error"]
     r = post(c, archive({"bot.py": PLAYER}), other, name="taken", command="python3 bot.py", build="false")
     assert r.status_code == 422 and r.json()["step"] == "build"  # its owner may: on to the build, which fails
+    lad.add("hosted", "random", check=False)  # added on the host, without an author: nobody's to upload to
+    r = post(c, archive({"bot.py": PLAYER}), token, name="hosted", command="python3 bot.py")
+    assert r.status_code == 403 and r.json()["step"] == "name"
     r = post(c, archive({"bot.py": PLAYER}), token, name="../x", command="python3 bot.py")
     assert r.status_code == 400 and r.json()["step"] == "name"
     r = post(c, archive({"bot.py": PLAYER}), token, name="ok", command="")
@@ -185,7 +188,7 @@ def test_uploads_refused_with_the_step_and_the_rule(served):
     record = json.loads((lad.path / "uploads" / d["upload"] / "upload.json").read_text())
     assert record["state"] == "refused" and record["refused"]["rule"] == "parent-path" and record["author"] == "eva"
     assert not (lad.path / "uploads" / d["upload"] / "bot").exists()
-    assert [v["id"] for v in lad.versions()] == ["taken@1"]
+    assert [v["id"] for v in lad.versions()] == ["taken@1", "hosted@1"]
 
 
 def test_a_ladder_without_a_sandbox_takes_no_uploads(tmp_path):
@@ -290,3 +293,15 @@ def test_an_old_gzipped_log_still_shows_and_replays_and_a_bomb_is_refused(tmp_pa
     assert c.get("/api/log/0/season/logs/bomb.jsonl.gz").status_code == 413
     (lad.path / "logs" / "x.seat0.stderr.log.gz").write_bytes(gzip.compress(b"secret"))
     assert c.get("/api/log/0/season/logs/x.seat0.stderr.log.gz").status_code == 403
+
+
+def test_serving_the_ladder_folder_itself(tmp_path):
+    lad = LadderFolder.init(tmp_path / "season")
+    ids = [lad.add(n, "random", check=False) for n in ("a", "b", "c")]
+    play_groups(lad, ids, [1, 0, -1])
+    c = TestClient(create_app([lad.path], play_dir=tmp_path / "plays", sandbox="none"), base_url="http://127.0.0.1")
+    assert 'href="/ladder/0/"' in c.get("/").text
+    assert c.get("/ladder/0/").status_code == 200
+    assert [r["id"] for r in c.get("/api/ladder/0/").json()["leaderboard"]] == ["a@1", "b@1", "c@1"]
+    assert c.get("/api/ladder/0/", params={"version": "b@1"}).json()["history"][0]["game"] == 6
+    assert c.get("/log/0/seed.secret").status_code == 403

@@ -221,8 +221,9 @@ def revoke(folder_path, *, token_id: str | None = None, author: str | None = Non
 @dataclass(frozen=True)
 class BuildLimits:
     """What a build may use: wall ``seconds``; per process ``cpu_s``; ``memory_mb`` and ``processes``
-    together; ``file_mb`` per file written; ``tmp_mb`` in its private /tmp; the whole bot folder
-    after the build at most ``folder_mb``; the last ``output_bytes`` of its output are kept."""
+    together; ``file_mb`` per file written; ``tmp_mb`` in its private /tmp; the whole bot folder at
+    most ``folder_mb`` and ``folder_files`` entries (measured every :data:`WATCH_S` while it runs, the
+    build stopped once over, and again after it); the last ``output_bytes`` of its output are kept."""
 
     seconds: float = 300.0
     cpu_s: int = 600
@@ -231,6 +232,7 @@ class BuildLimits:
     file_mb: int = 256
     tmp_mb: int = 512
     folder_mb: int = 512
+    folder_files: int = 100_000
     output_bytes: int = 32 * 1024
 
     def sandbox_limits(self) -> SandboxLimits:
@@ -248,6 +250,7 @@ class BuildResult:
     output: str
     timed_out: bool = False
     folder_bytes: int = 0
+    over: str | None = None  # why it was stopped while it ran (its folder over a cap)
 
 
 class _Tail:
@@ -268,6 +271,30 @@ class _Tail:
         return head + self.data.decode("utf-8", "replace")
 
 
+#: How often a running build's folder is measured (s).
+WATCH_S = 1.0
+
+
+def folder_over(folder: str, limits: BuildLimits) -> str | None:
+    """Why ``folder`` is over the build's caps (its bytes on disk, its entries), or None; stops
+    walking as soon as it is (links not followed)."""
+    total, entries, cap = 0, 0, limits.folder_mb << 20
+    stack = [folder]
+    while stack:
+        with contextlib.suppress(OSError), os.scandir(stack.pop()) as it:
+            for e in it:
+                entries += 1
+                if entries > limits.folder_files:
+                    return f"the build made more than {limits.folder_files} files and folders in the bot's folder"
+                with contextlib.suppress(OSError):
+                    total += e.stat(follow_symlinks=False).st_blocks * 512
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                if total > cap:
+                    return f"the build wrote more than {limits.folder_mb} MB into the bot's folder"
+    return None
+
+
 def build(folder, command: str, limits: BuildLimits = BuildLimits(), *, sandbox: str = "bwrap") -> BuildResult:
     """Run the build ``command`` (split as a shell would, run without one) in ``folder`` inside the
     bots' sandbox with ``folder`` its only writable one; its stdout and stderr together, the tail kept.
@@ -283,6 +310,7 @@ def build(folder, command: str, limits: BuildLimits = BuildLimits(), *, sandbox:
     r, w = os.pipe()
     t0 = time.monotonic()
     timed_out = False
+    over = None
     try:
         try:
             popen = subprocess.Popen(spawn.argv, stdin=subprocess.DEVNULL, stdout=w, stderr=w, cwd=spawn.cwd,
@@ -295,20 +323,28 @@ def build(folder, command: str, limits: BuildLimits = BuildLimits(), *, sandbox:
         if spawn.release is not None:
             spawn.release()  # a build is never frozen: it runs until it ends
         deadline = t0 + limits.seconds
+        watched = t0
         open_ = True
         while open_:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            if now - watched >= WATCH_S:
+                watched = now
+                over = folder_over(folder, limits)
+                if over:
+                    over += ": it was stopped"
+                    break
+            left = deadline - now
             if left <= 0:
                 timed_out = True
                 break
-            ready, _, _ = select.select([r], [], [], min(left, 1.0))
+            ready, _, _ = select.select([r], [], [], min(left, WATCH_S))
             if ready:
                 chunk = os.read(r, 65536)
                 if chunk:
                     tail.add(chunk)
                 else:
                     open_ = False
-        if timed_out:
+        if timed_out or over:
             kill_process_group_now(popen.pid, signal.SIGKILL)
         try:
             rc = popen.wait(timeout=max(1.0, deadline - time.monotonic()))
@@ -320,17 +356,17 @@ def build(folder, command: str, limits: BuildLimits = BuildLimits(), *, sandbox:
         os.close(r)
         spawn.cleanup()
     seconds = time.monotonic() - t0
-    return BuildResult(None if timed_out else rc, seconds, tail.text(), timed_out, folder_bytes(folder))
+    over = over or folder_over(folder, limits)
+    return BuildResult(None if timed_out else rc, seconds, tail.text(), timed_out, folder_bytes(folder), over)
 
 
 def _ended(rc: int | None, result: BuildResult, limits: BuildLimits) -> str | None:
     """Why a build failed (None: it did not)."""
+    if result.over:
+        return result.over
     if result.timed_out:
         return f"the build ran longer than {limits.seconds:g} s and was stopped"
     if rc == 0:
-        if result.folder_bytes > limits.folder_mb << 20:
-            return (f"after the build the bot's folder holds {result.folder_bytes / 2**20:.0f} MB, more than the "
-                    f"{limits.folder_mb} MB allowed")
         return None
     sig = -rc if rc is not None and rc < 0 else rc - 128 if rc is not None and rc > 128 else None
     if sig:
