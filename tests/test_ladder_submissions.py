@@ -4,8 +4,8 @@ folder writable and nothing else, no network, a time limit), and a whole upload 
 
 from __future__ import annotations
 
+import dataclasses
 import io
-import json
 import os
 import stat
 import tarfile
@@ -339,3 +339,36 @@ def test_a_build_that_fills_its_folder_is_stopped_while_it_runs(tmp_path):
     (tmp_path / "c").mkdir()
     r = S.build(tmp_path / "c", "sh -c 'for i in $(seq 60); do : > f$i; done'", lim)  # ends before it is looked at
     assert r.returncode == 0 and r.over == "the build made more than 50 files and folders in the bot's folder"
+
+
+@needs_bwrap
+def test_a_build_under_a_folder_every_bot_sees_still_sees_nothing_of_the_ladder(ladder, monkeypatch):
+    """Where the ladder lies under a system folder (/opt, /var: shown read-only to every sandboxed
+    process), the build is told to hide the ladder's folder: the seed stays out of its sight while
+    its own folder is there.  Simulated by taking /tmp off the private folders."""
+    from referee.seats import sandbox
+
+    monkeypatch.setattr(sandbox, "private_folders", lambda root="/": ("/home", "/root"))
+
+    class Uncovered(S.BuildLimits):  # and no tmpfs over /tmp for the disk cap: /tmp shown like /opt
+        def sandbox_limits(self):
+            return dataclasses.replace(super().sandbox_limits(), disk_mb=None)
+
+    lim = Uncovered()
+    bot = ladder / "uploads" / "u1" / "bot"
+    bot.mkdir(parents=True)
+    (bot / "own.txt").write_text("mine")
+    probe = f"sh -c 'cat {ladder}/seed.secret || echo no-seed; cat own.txt; echo built > out.txt'"
+    seed = LadderFolder(ladder).seed()
+    exposed = S.build(bot, probe, lim)
+    assert seed in exposed.output  # the control: without hiding, a system folder's ladder is readable
+    r = S.build(bot, probe, lim, hide=(str(ladder),))
+    assert seed not in r.output and "no-seed" in r.output and "mine" in r.output
+    assert r.returncode == 0 and (bot / "out.txt").read_text() == "built\n"
+    seen = {}
+    monkeypatch.setattr(S, "build", lambda *a, **k: seen.update(k) or S.BuildResult(1, 0.0, "stop here"))
+    token = S.make_token(ladder, "eva")
+    (ladder.parent / "a.tgz").write_bytes(tar_gz(ladder.parent / "a.tgz", [("x.py", b"1")]).read_bytes())
+    with pytest.raises(S.UploadRefused):
+        S.submit(ladder, token, ladder.parent / "a.tgz", "x", "python3 x.py", "make")
+    assert seen["hide"] == (str(ladder.resolve()),)

@@ -18,8 +18,8 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from referee.ladder import store  # noqa: E402
 from referee.ladder import submissions as S  # noqa: E402
-from referee.ladder.unpack import UnpackLimits  # noqa: E402
 from referee.ladder.folder import SEATINGS, LadderFolder, unit_id  # noqa: E402
+from referee.ladder.unpack import UnpackLimits  # noqa: E402
 from referee.seats.sandbox import bwrap_status  # noqa: E402
 from referee.web.app import create_app  # noqa: E402
 

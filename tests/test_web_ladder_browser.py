@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not (BROWSER and DRIVER), reason=f"no headless b
                                 f"chromedriver: {DRIVER})")
 
 
-def test_the_leaderboard_updates_live_and_a_versions_page_plots_its_history_and_replays_its_games(browser, tmp_path):
+def test_the_leaderboard_updates_live_and_a_versions_page_plots_its_history_and_replays_its_games(browser, tmp_path):  # noqa: F811
     served = tmp_path / "served"
     lad = LadderFolder.init(served / "season")
     ids = [lad.add(n, "random", check=False, author=a) for n, a in (("alpha", "eva"), ("beta", "jan"), ("gamma", None))]
@@ -66,7 +66,7 @@ def test_the_leaderboard_updates_live_and_a_versions_page_plots_its_history_and_
 
 
 @pytest.mark.slow  # the upload is built and checked in the sandbox
-def test_an_author_uploads_from_the_page_and_reads_their_own_stderr_only(browser, tmp_path):
+def test_an_author_uploads_from_the_page_and_reads_their_own_stderr_only(browser, tmp_path):  # noqa: F811
     from referee.ladder import submissions as S
     from referee.seats.sandbox import bwrap_status
     from tests.test_web_ladder import PLAYER, archive
@@ -90,7 +90,8 @@ def test_an_author_uploads_from_the_page_and_reads_their_own_stderr_only(browser
             field.clear()
             field.send_keys(token)
             browser.find_element(By.ID, "stderr-show").click()
-            wait(lambda: expect in browser.find_element(By.ID, "stderr").text, what=f"the stderr answer ({expect})")
+            wait(lambda expect=expect: expect in browser.find_element(By.ID, "stderr").text,
+                 what=f"the stderr answer ({expect})")
         if bwrap_status()[0] is None:
             pytest.skip(f"no bubblewrap here for the upload's build: {bwrap_status()[1]}")
         browser.get(f"{srv.url}/ladder/0/season")

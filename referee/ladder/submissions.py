@@ -60,12 +60,26 @@ from ..logs import files
 from ..seats.groups import kill_process_group_now
 from ..seats.resources import SandboxLimits, folder_bytes
 from ..seats.sandbox import SandboxConfig, SandboxUnavailable, launch
-from .unpack import ArchiveRefused, UnpackLimits, unpack
 from .folder import NAME_RE as BOT_NAME_RE
 from .folder import LadderError, LadderFolder, Refused
+from .unpack import ArchiveRefused, UnpackLimits, unpack
 
-__all__ = ["TOKENS_FILE", "UPLOADS", "UploadRefused", "BuildLimits", "BuildResult", "make_token", "author_of",
-           "revoke", "tokens", "build", "submit", "author_stderr", "check_author", "check_bot_name"]
+__all__ = [
+    "TOKENS_FILE",
+    "UPLOADS",
+    "BuildLimits",
+    "BuildResult",
+    "UploadRefused",
+    "author_of",
+    "author_stderr",
+    "build",
+    "check_author",
+    "check_bot_name",
+    "make_token",
+    "revoke",
+    "submit",
+    "tokens",
+]
 
 #: The file in the ladder folder that holds the tokens' hashes (never a token itself).
 TOKENS_FILE = "tokens.json"
@@ -295,16 +309,19 @@ def folder_over(folder: str, limits: BuildLimits) -> str | None:
     return None
 
 
-def build(folder, command: str, limits: BuildLimits = BuildLimits(), *, sandbox: str = "bwrap") -> BuildResult:
+def build(folder, command: str, limits: BuildLimits = BuildLimits(), *, sandbox: str = "bwrap",
+          hide: tuple[str, ...] = ()) -> BuildResult:
     """Run the build ``command`` (split as a shell would, run without one) in ``folder`` inside the
     bots' sandbox with ``folder`` its only writable one; its stdout and stderr together, the tail kept.
+    ``hide``: folders it must not see even where the system's are shown (the ladder's folder around
+    the upload: its seed, tokens, logs and the other uploads), ``folder`` itself shown inside them.
     Raises :class:`SandboxUnavailable` (mode ``bwrap``/``required`` where bubblewrap cannot run) and
     ``FileNotFoundError`` (its program is not there); returns however the build ended."""
     folder = os.path.realpath(folder)
     argv = shlex.split(command)
     if not argv:
         raise ValueError("an empty build command")
-    config = SandboxConfig(mode=sandbox, limits=limits.sandbox_limits(), workdir=folder)
+    config = SandboxConfig(mode=sandbox, limits=limits.sandbox_limits(), workdir=folder, hide=tuple(hide))
     spawn = launch(argv, folder, None, config)
     tail = _Tail(limits.output_bytes)
     r, w = os.pipe()
@@ -393,6 +410,8 @@ class Upload:
     build: str | None
     received: str = field(default_factory=_now)
     archive_bytes: int = 0
+    files: int = 0  # unpacked: files and links, and their bytes
+    bytes: int = 0
     state: str = "received"  # received | unpacked | built | entered | refused
     version: str | None = None
     refused: dict | None = None
@@ -461,11 +480,11 @@ def submit(folder_path, token: str | None, archive, name: str, command: str, bui
         except ArchiveRefused as e:
             status = 413 if e.rule in ("archive-size", "unpacked-size") else 400
             raise UploadRefused("archive", status, f"the archive is refused: {e.message}", rule=e.rule) from None
-        record.state = "unpacked"
+        record.state, record.files, record.bytes = "unpacked", got.files, got.bytes
         record.save(up)
         if build_command:
             try:
-                res = build(bot, build_command, build_limits, sandbox=sandbox)
+                res = build(bot, build_command, build_limits, sandbox=sandbox, hide=(str(ladder.resolve()),))
             except SandboxUnavailable as e:
                 raise UploadRefused("sandbox", 503, f"uploads cannot be built on this server: {e}") from None
             except (FileNotFoundError, ValueError) as e:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-__all__ = ["UnpackLimits", "ArchiveRefused", "Unpacked", "unpack", "archive_kind", "RULES"]
+__all__ = ["RULES", "ArchiveRefused", "UnpackLimits", "Unpacked", "archive_kind", "unpack"]
 
 #: Every rule an archive can break, as :attr:`ArchiveRefused.rule` names it.
 RULES = ("format", "archive-size", "file-count", "unpacked-size", "absolute-path", "parent-path", "bad-name",

@@ -51,9 +51,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..ladder.unpack import UnpackLimits
 from ..ladder.folder import CONFIG_FILE, DB_FILE, LadderError, LadderFolder
 from ..ladder.submissions import UploadRefused, author_of, author_stderr, submit
+from ..ladder.unpack import UnpackLimits
 from ..logs import files
 from .folders import LADDER_FILE, Refused
 
