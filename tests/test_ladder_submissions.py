@@ -372,3 +372,15 @@ def test_a_build_under_a_folder_every_bot_sees_still_sees_nothing_of_the_ladder(
     with pytest.raises(S.UploadRefused):
         S.submit(ladder, token, ladder.parent / "a.tgz", "x", "python3 x.py", "make")
     assert seen["hide"] == (str(ladder.resolve()),)
+
+
+def test_a_ladder_under_a_folder_every_sandboxed_program_reads_takes_no_uploads(ladder, monkeypatch):
+    token = S.make_token(ladder, "eva")
+    a = tar_gz(ladder.parent / "a.tgz", [("x.py", b"1")])
+    assert S.exposed_folder(ladder) is None  # under /tmp: covered for every bot
+    monkeypatch.setattr(S, "private_folders", lambda root="/": ("/home", "/root"))  # as if it lay under /opt
+    assert S.exposed_folder(ladder) == "/" + str(ladder.resolve()).strip("/").split("/")[0]
+    with pytest.raises(S.UploadRefused) as e:
+        S.submit(ladder, token, a, "x", "python3 x.py")
+    assert e.value.step == "sandbox" and e.value.status == 503 and "every sandboxed program can read" in e.value.message
+    assert not (ladder / "uploads").exists()

@@ -13,7 +13,9 @@ id, the first characters of its hash, or all of an author's), and it is refused 
 :class:`UploadRefused` naming the step, an HTTP status for the server, and what the author
 needs to mend it:
 
-1. ``token``: the token names an author (401 otherwise);
+1. ``token``: the token names an author (401 otherwise); ``sandbox``: the ladder's folder lies
+   in a folder the sandbox hides (not under ``/opt``, ``/var`` or another system folder that
+   every sandboxed program reads), 503 otherwise;
 2. ``name``: the bot's name is well formed and not another author's (a name belongs to the
    author of its first version; 403 otherwise);
 3. ``archive``: unpacked safely into a new folder of its own (:mod:`referee.ladder.unpack`:
@@ -59,7 +61,7 @@ from pathlib import Path
 from ..logs import files
 from ..seats.groups import kill_process_group_now
 from ..seats.resources import SandboxLimits, folder_bytes
-from ..seats.sandbox import SandboxConfig, SandboxUnavailable, launch
+from ..seats.sandbox import SandboxConfig, SandboxUnavailable, launch, private_folders
 from .folder import NAME_RE as BOT_NAME_RE
 from .folder import LadderError, LadderFolder, Refused
 from .unpack import ArchiveRefused, UnpackLimits, unpack
@@ -433,6 +435,16 @@ def _new_upload_folder(ladder: Path) -> tuple[str, Path]:
     raise OSError("cannot make a new upload folder")  # pragma: no cover - 16 random names taken
 
 
+def exposed_folder(ladder: Path) -> str | None:
+    """The system folder (``/opt``, ``/var`` ...) that ``ladder`` lies under, which every sandboxed
+    process sees read-only, or None when it lies in a private one (``/home``, ``/srv``, ``/tmp``,
+    ...), which the sandbox covers but for each bot's own folder."""
+    real = os.path.realpath(ladder)
+    if any(real == d or real.startswith(d.rstrip("/") + "/") for d in private_folders()):
+        return None
+    return "/" + real.strip("/").split("/")[0]
+
+
 def _owner_of_name(ladder_folder, name: str) -> str | None:
     """The author of the first version named ``name`` in the ladder (None: no version has it, or the
     host added it without an author)."""
@@ -465,6 +477,13 @@ def submit(folder_path, token: str | None, archive, name: str, command: str, bui
             build_command = None
     except ValueError as e:
         raise UploadRefused("name", 400, str(e)) from None
+    exposed = exposed_folder(ladder)
+    if exposed is not None and sandbox != "none":
+        # there the bots' sandbox shows the ladder's files (its seed among them) to the upload's build and
+        # check, and the check's report goes back to the author
+        raise UploadRefused("sandbox", 503, f"this ladder's folder lies under {exposed}, which every sandboxed "
+                                            f"program can read: it takes no uploads (keep a ladder that takes "
+                                            f"uploads under /srv, /home or another folder of its own)")
     lf = LadderFolder(ladder)
     owner = _owner_of_name(lf, name)
     if owner is not None and owner != author:
