@@ -72,7 +72,7 @@ class LadderRun:
     interrupted: bool = False
     seconds: float = 0.0
     resumed: int = 0  # partie found finished and recorded at the start (a run killed before it recorded them)
-    notes: list[str] = field(default_factory=list)
+    worker_cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds the workers reported, by part
 
 
 class FolderLock:
@@ -321,6 +321,8 @@ class Runner:
                 os.replace(path, kept)
             self.fail(uid, g, f"its log does not check ({why}); kept as {kept}", None)
             return
+        for k, v in (result.get("cpu") or {}).items():  # what the workers spent (marias bench ladder)
+            self.run.worker_cpu[k] = self.run.worker_cpu.get(k, 0.0) + v
         self.accept_file(g, s, path, result)
 
     def fail(self, uid: str, g: Planned, why: str, culprit: str | None) -> None:
