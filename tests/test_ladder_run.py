@@ -24,6 +24,8 @@ from referee.ladder import store
 from referee.ladder.archive import compress_old
 from referee.ladder.folder import SEATINGS, LadderFolder, connect, unit_id
 from referee.ladder.run import run_ladder
+from referee.logs.seal import generate_key_pair
+from referee.logs.validate import validate_file
 from referee.seats.identity import file_sha256
 from referee.tournaments.units import check_unit_log, log_totals
 
@@ -132,13 +134,15 @@ def test_five_bots_survive_a_kill_9_and_a_version_added_mid_run(tmp_path, c_bot)
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory):
-    """A ladder of three built-in bots that played one group, beside the versions it had."""
-    d = tmp_path_factory.mktemp("ladder") / "one"
-    lad = LadderFolder.init(d, groups_per_table=1)
+    """A ladder of three built-in bots that played one group, its logs signed (the public key beside it)."""
+    base = tmp_path_factory.mktemp("ladder")
+    _, pub, _ = generate_key_pair(base / "keys" / "ladder.key")
+    lad = LadderFolder.init(base / "one", groups_per_table=1)
     for n, cmd in (("a", "random"), ("b", "robot"), ("c", "random")):
         lad.add(n, cmd, check=False)
-    r = run_ladder(d, workers=2, groups=1)
+    r = run_ladder(lad.path, workers=2, groups=1, sign_key=base / "keys" / "ladder.key")
     assert r.rated == 1 and r.played == 6 and not r.failed
+    lad.public_key = pub
     return lad
 
 
@@ -188,6 +192,7 @@ def test_old_logs_are_gzipped_and_read_back_byte_for_byte(tmp_path, played):
         plain = copy.readable_log(g["log"])
         assert file_sha256(plain) == sha[g["id"]]
         assert check_unit_log(plain, seats=[*g["seats"]]) is None
+        assert validate_file(plain, verify=str(played.public_key)).ok  # sealed and signed as it was written
     assert [p.name.endswith(".gz") for p in copy.stderr_files("a@1")] == [True]
 
 
@@ -210,3 +215,22 @@ def test_a_faulting_version_is_suspended_and_its_stderr_kept(tmp_path):
     kept = lad.stderr_files("crash@1")
     assert kept and all("crasher: giving up" in p.read_text() for p in kept)
     assert {v["id"] for v in lad.leaderboard() if v["faults"]} == {"crash@1"}
+
+
+def test_a_dask_cluster_plays_the_groups_the_local_pool_plays(tmp_path, played):
+    """Same secret seed, same versions: the group played on a LocalCluster of two worker processes
+    (127.0.0.1 only) gives the ratings the local pool gave."""
+    distributed = pytest.importorskip("distributed")
+    lad = LadderFolder.init(tmp_path / "l", seed_file=played.path / "seed.secret", groups_per_table=1)
+    for v in played.versions():
+        lad.add(v["name"], v["command"], check=False)
+    cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=40)
+    try:
+        r = run_ladder(lad.path, cluster=cl.scheduler_address, groups=1)
+    finally:
+        cl.close()
+    assert (r.rated, r.played, r.failed) == (1, 6, [])
+    check_books(lad)
+    mine = {x["id"]: (x["rating"], x["sigma"], x["games"]) for x in lad.leaderboard()}
+    assert mine == {x["id"]: (x["rating"], x["sigma"], x["games"]) for x in played.leaderboard()}

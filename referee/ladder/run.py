@@ -35,7 +35,7 @@ from typing import TextIO
 
 from . import store
 from .archive import compress_old
-from .folder import INVALID_DIR, LOCK_FILE, LOGS_DIR, SEATINGS, LadderError, LadderFolder, Planned, unit_id
+from .folder import INVALID_DIR, LOGS_DIR, SEATINGS, LadderError, LadderFolder, Planned, unit_id
 from .pairing import pair
 
 RECHECK_S = 60.0  # a version's files are fingerprinted again at most this often (before it is seated)
@@ -73,31 +73,6 @@ class LadderRun:
     seconds: float = 0.0
     resumed: int = 0  # partie found finished and recorded at the start (a run killed before it recorded them)
     worker_cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds the workers reported, by part
-
-
-class FolderLock:
-    """The ladder held by one ``ladder run`` at a time (an ``flock`` on ``.lock``)."""
-
-    def __init__(self, path: Path):
-        self.path = path / LOCK_FILE
-        self.f = None
-
-    def __enter__(self):
-        import fcntl
-
-        self.f = open(self.path, "a+")
-        try:
-            fcntl.flock(self.f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self.f.close()
-            raise LadderError(f"{self.path.parent}: another `marias ladder run` is running on this ladder") from None
-        return self
-
-    def __exit__(self, *exc):
-        import fcntl
-
-        fcntl.flock(self.f.fileno(), fcntl.LOCK_UN)
-        self.f.close()
 
 
 class Runner:
@@ -551,7 +526,15 @@ def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, 
     def on_term(signum, frame):
         raise KeyboardInterrupt
 
-    with FolderLock(ladder.path) as lock:
+    from ..tournaments.folder import FolderLock
+    from ..tournaments.tournament_config import TournamentError
+
+    lock = FolderLock(ladder.path)  # one run at a time, as a tournament's folder
+    try:
+        lock.__enter__()
+    except TournamentError:
+        raise LadderError(f"{ladder.path}: another `marias ladder run` is running on this ladder") from None
+    try:
         runner.con = store_connection(ladder)
         signal.signal(signal.SIGTERM, on_term)
         try:
@@ -562,6 +545,8 @@ def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, 
         finally:
             signal.signal(signal.SIGTERM, old_term)
             runner.con.close()
+    finally:
+        lock.__exit__(None, None, None)
     runner.tick(force=True)
     runner.run.seconds = time.perf_counter() - t0
     return runner.run
