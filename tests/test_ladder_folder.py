@@ -102,9 +102,9 @@ def test_history_games_and_pairs(tmp_path):
     assert lad.games(a, limit=3)[0]["id"] == games[0]["id"] and len(lad.games(a, limit=3)) == 3
     one = games[0]
     assert one["groše"] == 12 and set(one["others"]) == {b, c} and one["seats"][one["seat"]] == a
-    pairs = {(p.a, p.b): p for p in lad.pairs()}
+    pairs = {(p.a, p.b): p.estimate for p in lad.pairs()}
     ac = pairs[(a, c)]  # a over c: (6 - -6) and (12 - -12) groše per partie in the two groups
-    assert ac.groups == 2 and ac.mean == pytest.approx(18.0)
+    assert ac.n == 2 and ac.mean == pytest.approx(18.0)
     # t interval with one degree of freedom: 12.706 * sd / sqrt(2), sd of (12, 24) = 8.485
     assert ac.half == pytest.approx(12.7062 * 8.48528 / 2 ** 0.5, rel=1e-3)
     ab = pairs[(a, b)]

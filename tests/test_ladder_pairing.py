@@ -110,9 +110,9 @@ def test_from_equal_ratings_a_group_orders_them_as_their_totals(mu, sigma, total
 
 def test_the_pair_interval_from_running_sums_is_the_t_interval():
     # differences 10, 20, 30 per partie over three groups: mean 20, sd 10, t(0.975, 2) = 4.3027
-    p = pair_difference("a", "b", 3, 60.0, 100 + 400 + 900)
+    p = pair_difference("a", "b", 3, 60.0, 100 + 400 + 900).estimate
     assert p.mean == 20 and abs(p.half - 4.302653 * 10 / math.sqrt(3)) < 1e-4
     t = 20 / (10 / math.sqrt(3))  # Student t with 2 df has the closed form 1/2 + t / (2 sqrt(2 + t^2))
     assert abs(p.los - (0.5 + t / (2 * math.sqrt(2 + t * t)))) < 1e-9
-    one = pair_difference("a", "b", 1, 5.0, 25.0)
+    one = pair_difference("a", "b", 1, 5.0, 25.0).estimate
     assert one.half is None and one.los is None

@@ -234,3 +234,19 @@ def test_a_dask_cluster_plays_the_groups_the_local_pool_plays(tmp_path, played):
     check_books(lad)
     mine = {x["id"]: (x["rating"], x["sigma"], x["games"]) for x in lad.leaderboard()}
     assert mine == {x["id"]: (x["rating"], x["sigma"], x["games"]) for x in played.leaderboard()}
+
+
+def test_a_version_whose_files_changed_is_suspended_before_it_is_seated(tmp_path):
+    (tmp_path / "bot").mkdir()
+    bot = tmp_path / "bot" / "mine.py"
+    bot.write_text("import os, sys\nos.execv(sys.executable, [sys.executable, '-m', 'referee.cli', 'bot', 'random'])\n")
+    lad = LadderFolder.init(tmp_path / "l", groups_per_table=1)
+    mine = lad.add("mine", f"{sys.executable} {bot}", check=False)  # the neediest by id: seated first
+    for n in ("x", "y", "z"):
+        lad.add(n, "random", check=False)
+    bot.write_text(bot.read_text() + "# changed after it was entered\n")
+    r = run_ladder(lad.path, workers=2, groups=1)
+    assert r.rated == 1
+    row = {v["id"]: v for v in lad.versions()}[mine]
+    assert row["status"] == "suspended" and "files changed since it was added" in row["reason"]
+    assert lad.games(mine) == [] and all(len(lad.games(v)) == 6 for v in ("x@1", "y@1", "z@1"))
