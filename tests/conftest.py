@@ -26,6 +26,7 @@ SLOW_FILES = {
     "test_check.py",            # marias check: three partie per bot, several bots (minutes)
     "test_cluster.py",          # a Dask cluster
     "test_duel.py",             # head-to-head tests: groups of six partie
+    "test_ladder_run.py",       # marias ladder run: duplicate groups, a kill -9, a faulting version
     "test_examples.py",         # node, gcc and cargo bots
     "test_match_interrupt.py",  # Ctrl-C in a running match
     "test_play.py",             # marias play in a pseudo-terminal (pexpect)

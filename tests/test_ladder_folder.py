@@ -102,9 +102,9 @@ def test_history_games_and_pairs(tmp_path):
     assert lad.games(a, limit=3)[0]["id"] == games[0]["id"] and len(lad.games(a, limit=3)) == 3
     one = games[0]
     assert one["groše"] == 12 and set(one["others"]) == {b, c} and one["seats"][one["seat"]] == a
-    pairs = {(p.a, p.b): p for p in lad.pairs()}
+    pairs = {(p.a, p.b): p.estimate for p in lad.pairs()}
     ac = pairs[(a, c)]  # a over c: (6 - -6) and (12 - -12) groše per partie in the two groups
-    assert ac.groups == 2 and ac.mean == pytest.approx(18.0)
+    assert ac.n == 2 and ac.mean == pytest.approx(18.0)
     # t interval with one degree of freedom: 12.706 * sd / sqrt(2), sd of (12, 24) = 8.485
     assert ac.half == pytest.approx(12.7062 * 8.48528 / 2 ** 0.5, rel=1e-3)
     ab = pairs[(a, b)]
@@ -138,3 +138,57 @@ def test_a_version_faulting_past_the_threshold_is_suspended(tmp_path):
     row = {v["id"]: v for v in lad.versions()}[a]
     assert row["status"] == "suspended" and "2.00 faults per partie" in row["reason"]
     assert [v.id for v in lad.playing()] == [b, c]
+
+
+def test_until_takes_a_duration_or_a_time():
+    from datetime import datetime, timezone
+
+    from referee.ladder.run import parse_until
+
+    assert parse_until("90s", now=1000.0) == 1090.0
+    assert parse_until("2h", now=0.0) == 7200.0 and parse_until("1.5d", now=0.0) == 1.5 * 86400
+    assert parse_until("2026-12-24T18:00") == datetime(2026, 12, 24, 18, 0, tzinfo=timezone.utc).timestamp()
+    assert parse_until("2026-12-24T18:00+01:00") == datetime(2026, 12, 24, 17, 0, tzinfo=timezone.utc).timestamp()
+    with pytest.raises(ValueError, match="a duration"):
+        parse_until("soon")
+
+
+def test_a_groups_deck_seed_reveals_neither_the_secret_nor_another_group():
+    from referee.ladder.run import group_seed
+
+    secret = "f" * 32
+    seeds = [group_seed(secret, n) for n in range(1, 50)]
+    assert len(set(seeds)) == 49 and all(secret not in s for s in seeds)
+    assert group_seed(secret, 7) == group_seed(secret, 7) != group_seed("e" * 32, 7)
+
+
+def test_one_run_at_a_time(tmp_path):
+    from referee.ladder.run import run_ladder
+    from referee.tournaments.folder import FolderLock
+
+    lad, _ = ladder_with(tmp_path)
+    with FolderLock(lad.path):
+        with pytest.raises(LadderError, match="another `marias ladder run`"):
+            run_ladder(lad.path, groups=0)
+
+
+def test_the_commands_say_what_is_wrong(tmp_path):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    cli = CliRunner()
+    r = cli.invoke(app, ["ladder", "add", str(tmp_path), "x", "random"])
+    assert r.exit_code == 2 and "not a ladder" in r.output and "marias ladder init" in r.output
+    lad, (a, b, c) = ladder_with(tmp_path)
+    r = cli.invoke(app, ["ladder", "retire", str(lad.path), "zz@1"])
+    assert r.exit_code == 2 and "no version 'zz@1'" in r.output
+    r = cli.invoke(app, ["ladder", "run", str(lad.path), "--until", "soon"])
+    assert r.exit_code == 2 and "a duration" in r.output
+    r = cli.invoke(app, ["ladder", "retire", str(lad.path), a])
+    assert r.exit_code == 0 and lad.versions()[0]["status"] == "retired"
+    play_group(lad, (a, b, c), [5, 0, -5])
+    r = cli.invoke(app, ["ladder", "table", str(lad.path), "--format", "md"])
+    assert r.exit_code == 0 and f"| {a}" in r.output and "retired" in r.output
+    r = cli.invoke(app, ["ladder", "table", str(lad.path), "--format", "csv", "--active"])
+    assert r.exit_code == 0 and a not in r.output.split("# pairs")[0] and b in r.output

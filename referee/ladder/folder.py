@@ -288,6 +288,9 @@ class LadderFolder:
             if not Path(cwd).is_dir():
                 raise LadderError(f"the folder {cwd!r} does not exist")
         entry = bot_entry(name, command, cwd)
+        if cwd is None and entry.builtin is None:  # a command line starts where it was added, wherever the run is
+            cwd = os.getcwd()
+            entry = bot_entry(name, command, cwd)
         if check:
             from ..seats.resources import SandboxLimits
             from ..tools.check import run_check

@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..tournaments.stats import Estimate
 
 Z95 = 1.959963984540054  # the two-sided 95% quantile of the normal distribution
 MU0 = 25.0  # openskill's defaults: a new version's skill and its uncertainty
@@ -65,42 +69,24 @@ def rate(ratings: list[Rating], scores: list[float]) -> list[Rating]:
 @dataclass(frozen=True)
 class PairDifference:
     """The groše per partie version ``a`` won over version ``b`` in the groups where both sat: the mean
-    over those groups (each group's difference is its six partie's, divided by six), with a Student t
-    95% interval (None with fewer than two groups)."""
+    over those groups (each group's difference is its six partie's, divided by six), with its Student t
+    95% interval and likelihood of superiority (:class:`referee.tournaments.stats.Estimate`, whose ``n``
+    is the number of groups; no interval with fewer than two)."""
 
     a: str
     b: str
-    groups: int
-    mean: float
-    half: float | None
-    se: float | None = None
-
-    @property
-    def los(self) -> float | None:
-        """Likelihood that ``a`` is the better (:func:`referee.tournaments.stats.los`)."""
-        from ..tournaments.stats import los
-
-        return None if self.se is None else los(self.mean, self.se, self.groups - 1)
-
-    @property
-    def low(self) -> float | None:
-        return None if self.half is None else self.mean - self.half
-
-    @property
-    def high(self) -> float | None:
-        return None if self.half is None else self.mean + self.half
+    estimate: "Estimate"
 
 
 def pair_difference(a: str, b: str, n: int, total: float, squares: float) -> PairDifference:
     """From the running sums the database keeps per pair (``n`` groups, the sum of the per-group
     differences and of their squares)."""
-    from ..tournaments.stats import t975
+    from ..tournaments.stats import Estimate, t975
 
     if n <= 0:
-        return PairDifference(a, b, 0, 0.0, None)
+        return PairDifference(a, b, Estimate(0, 0.0, None, None))
     mean = total / n
     if n < 2:
-        return PairDifference(a, b, n, mean, None)
-    var = max(0.0, (squares - n * mean * mean) / (n - 1))
-    se = math.sqrt(var / n)
-    return PairDifference(a, b, n, mean, t975(n - 1) * se, se)
+        return PairDifference(a, b, Estimate(n, mean, None, None))
+    se = math.sqrt(max(0.0, (squares - n * mean * mean) / (n - 1)) / n)
+    return PairDifference(a, b, Estimate(n, mean, se, t975(n - 1) * se))

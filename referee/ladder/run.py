@@ -35,10 +35,9 @@ from typing import TextIO
 
 from . import store
 from .archive import compress_old
-from .folder import INVALID_DIR, LOCK_FILE, LOGS_DIR, SEATINGS, LadderError, LadderFolder, Planned, unit_id
+from .folder import INVALID_DIR, LOGS_DIR, SEATINGS, LadderError, LadderFolder, Planned, unit_id
 from .pairing import pair
 
-RECHECK_S = 60.0  # a version's files are fingerprinted again at most this often (before it is seated)
 IDLE_S = 2.0  # with fewer than three active versions, how often the runner looks again
 COMPRESS_EVERY_S = 60.0
 
@@ -72,32 +71,7 @@ class LadderRun:
     interrupted: bool = False
     seconds: float = 0.0
     resumed: int = 0  # partie found finished and recorded at the start (a run killed before it recorded them)
-    notes: list[str] = field(default_factory=list)
-
-
-class FolderLock:
-    """The ladder held by one ``ladder run`` at a time (an ``flock`` on ``.lock``)."""
-
-    def __init__(self, path: Path):
-        self.path = path / LOCK_FILE
-        self.f = None
-
-    def __enter__(self):
-        import fcntl
-
-        self.f = open(self.path, "a+")
-        try:
-            fcntl.flock(self.f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self.f.close()
-            raise LadderError(f"{self.path.parent}: another `marias ladder run` is running on this ladder") from None
-        return self
-
-    def __exit__(self, *exc):
-        import fcntl
-
-        fcntl.flock(self.f.fileno(), fcntl.LOCK_UN)
-        self.f.close()
+    worker_cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds the workers reported, by part
 
 
 class Runner:
@@ -124,10 +98,11 @@ class Runner:
         self.groups: dict[int, Planned] = {}  # the groups this run plays (planned, not yet finished)
         self.units: dict[str, tuple[Planned, str]] = {}  # unit id -> (group, seating)
         self.configs: dict[int, object] = {}  # table -> its TournamentConfig
-        self.checked: dict[str, float] = {}  # version -> when its fingerprint was last checked
         self.planned_here = 0
         self.last_line = 0.0
         self.con = None
+        self.queue: list[list] = []  # the chains of the table being played, not yet sent
+        self.idle_said = False
 
     # ------------------------------------------------------------------ messages
     def say(self, text: str) -> None:
@@ -169,24 +144,23 @@ class Runner:
             cluster=self.cluster, warm=self.warm)
         return cfg
 
-    def fingerprint_ok(self, cfg, versions) -> list[str]:
-        """The versions whose files changed since they were added: suspended, named."""
-        from ..tournaments.tournament_config import ConfigError
+    def changed_versions(self, versions) -> list[str]:
+        """The versions whose files changed since they were added (or cannot be read now): suspended, named."""
+        from ..seats.identity import IdentityError
+        from .folder import bot_entry, fingerprint_of
 
+        rows = {v["id"]: v for v in self.ladder.versions()}
         stored = {v.id: v.fingerprint for v in self.ladder.playing()}
-        now = time.monotonic()
         bad = []
-        try:
-            fps = cfg.fingerprints()
-        except ConfigError as e:
-            fps = {}
-            for v in versions:
-                bad.append((v, f"its files cannot be read ({'; '.join(e.problems) if hasattr(e, 'problems') else e})"))
         for v in versions:
-            if v in fps and fps[v] != stored.get(v):
-                bad.append((v, "its files changed since it was added (fingerprint "
-                               f"{str(stored.get(v))[:12]} then, {fps[v][:12]} now); add it again as a new version"))
-            self.checked[v] = now
+            try:
+                now, _ = fingerprint_of(bot_entry(v, rows[v]["command"], rows[v]["cwd"]))
+            except IdentityError as e:
+                bad.append((v, f"its files cannot be read ({e})"))
+                continue
+            if now != stored.get(v):
+                bad.append((v, f"its files changed since it was added (fingerprint {str(stored.get(v))[:12]} then, "
+                               f"{now[:12]} now); add it again as a new version"))
         for v, why in bad:
             self.ladder.set_status(v, "suspended", f"suspended: {why}")
             self.say(f"{v}: suspended: {why}")
@@ -195,8 +169,6 @@ class Runner:
     def plan_table(self) -> list[list]:
         """Draw a table, plan its groups (in the database) and return its chains of units; [] when
         fewer than three versions are active (or the run's group budget is spent)."""
-        from ..tournaments.units import Unit
-
         con = self.con
         for _ in range(5):  # a version whose files changed is suspended and the table drawn again
             if self.groups_cap is not None and self.planned_here >= self.groups_cap:
@@ -208,9 +180,9 @@ class Runner:
             versions = pair(cands, meetings, table, int(self.settings.get("cover_every") or 0))
             if versions is None:
                 return []
-            cfg = self.table_config(table, versions)
-            if self.fingerprint_ok(cfg, versions):
+            if self.changed_versions(versions):
                 continue
+            cfg = self.table_config(table, versions)
             k = int(self.settings["groups_per_table"])
             if self.groups_cap is not None:
                 k = min(k, self.groups_cap - self.planned_here)
@@ -321,6 +293,8 @@ class Runner:
                 os.replace(path, kept)
             self.fail(uid, g, f"its log does not check ({why}); kept as {kept}", None)
             return
+        for k, v in (result.get("cpu") or {}).items():  # what the workers spent (marias bench ladder)
+            self.run.worker_cpu[k] = self.run.worker_cpu.get(k, 0.0) + v
         self.accept_file(g, s, path, result)
 
     def fail(self, uid: str, g: Planned, why: str, culprit: str | None) -> None:
@@ -374,43 +348,63 @@ class Runner:
             return True
         return self.groups_cap is not None and self.planned_here >= self.groups_cap
 
+    def start(self) -> None:
+        """Before play: the groups a stopped run left in play are taken up again."""
+        self.queue = self.resume()
+        if self.run.resumed:
+            self.say(f"resumed: {self.run.resumed} finished partie recorded now")
+        if self.queue:
+            self.say(f"resuming {len(self.groups)} unfinished group(s)")
+
+    def next_chain(self) -> list | None:
+        """The next chain of units to play: the current table's, else a new table's; None when no
+        table can be drawn (fewer than three active versions, or the run's budget is spent)."""
+        if not self.queue:
+            self.queue = self.plan_table()
+        return self.queue.pop(0) if self.queue else None
+
+    def idle(self) -> bool:
+        """Nothing in play and nothing to draw: False when the run is over, else wait a little."""
+        if self.stopping():
+            return False
+        if not self.idle_said:
+            self.say("waiting: fewer than three active versions (marias ladder add ... adds one)")
+            self.idle_said = True
+        time.sleep(IDLE_S)
+        return True
+
+    def abandon(self, chains) -> None:
+        """Stopped: what was in play leaves nothing behind (the next run plays it again)."""
+        self.run.interrupted = True
+        self.say("stopping: the partie in progress are abandoned (`marias ladder run` again goes on with them)")
+        for chain in chains:
+            for u in chain:
+                if u.id in self.units:
+                    self.remove(u.id)
+
     def play(self, close_fds=()) -> None:
+        """The local pool: at most ``workers`` chains in flight."""
         from ..seats.pool import Pool, Task
         from ..tournaments import tournament as T
 
-        queue: list[list] = self.resume()
-        if self.run.resumed:
-            self.say(f"resumed: {self.run.resumed} finished partie recorded now")
-        if queue:
-            self.say(f"resuming {len(self.groups)} unfinished group(s)")
+        self.start()
         T.import_for_workers()
-        target = T.play_chain if self.warm else T.play_unit
-        pool = Pool(target, self.workers, retries=1, close_fds=close_fds,
-                    on_retry=lambda o: [self.remove(u.id) for u in running.get(o.key, ())])
         running: dict[str, list] = {}
-        idle_said = False
+        pool = Pool(T.play_chain if self.warm else T.play_unit, self.workers, retries=1, close_fds=close_fds,
+                    on_retry=lambda o: [self.remove(u.id) for u in running.get(o.key, ())])
         last_compress = 0.0
         try:
             while True:
-                while len(running) < self.workers:
-                    if not queue:
-                        queue = self.plan_table()
-                    if not queue:
-                        break
-                    chain = queue.pop(0)
+                while len(running) < self.workers and (chain := self.next_chain()) is not None:
                     jobs, walls, seats, argvs = self.jobs_of(chain)
                     key = f"chain:{chain[0].id}"
                     pool.submit(Task(key, jobs if self.warm else jobs[0], sum(walls), seats[0], argvs[0]))
                     running[key] = chain
                 if not running:
-                    if self.stopping():
-                        break
-                    if not idle_said:
-                        self.say("waiting: fewer than three active versions (marias ladder add ... adds one)")
-                        idle_said = True
-                    time.sleep(IDLE_S)
-                    continue
-                idle_said = False
+                    if self.idle():
+                        continue
+                    break
+                self.idle_said = False
                 for o in pool.wait(0.5):
                     chain = running.pop(o.key)
                     results = (o.result if self.warm else [o.result]) if o.ok else []
@@ -420,32 +414,24 @@ class Runner:
                     compress_old(self.con, self.out, float(self.settings["compress_after_hours"]))
                 self.tick()
         except KeyboardInterrupt:
-            self.run.interrupted = True
-            self.say("stopping: the partie in progress are abandoned (`marias ladder run` again goes on with them)")
+            self.abandon(running.values())
         finally:
             pool.close()
-        for chain in running.values():
-            for u in chain:
-                if u.id in self.units:
-                    self.remove(u.id)
 
     def play_cluster(self) -> None:
-        """The same loop on a Dask cluster: chains sent as :func:`referee.tournaments.cluster.play_group` tasks."""
+        """The same loop on a Dask cluster: chains sent as :func:`referee.tournaments.cluster.play_group` tasks,
+        as many in flight as the cluster has worker threads."""
         from ..tournaments import tournament as T
         from ..tournaments.cluster import ClusterError, cluster_threads, connect, play_group
 
         client = connect(self.cluster)
         threads = cluster_threads(client)
-        queue: list[list] = self.resume()
+        self.start()
         futures: dict = {}
+        last_compress = 0.0
         try:
             while True:
-                while len(futures) < threads:
-                    if not queue:
-                        queue = self.plan_table()
-                    if not queue:
-                        break
-                    chain = queue.pop(0)
+                while len(futures) < threads and (chain := self.next_chain()) is not None:
                     jobs, walls, seats, argvs = self.jobs_of(chain)
                     fut = client.submit(play_group, jobs, walls, seats, argvs, T.play_unit,
                                         T.play_chain if self.warm else None,
@@ -453,48 +439,49 @@ class Runner:
                                         pure=False, retries=0)
                     futures[fut] = chain
                 if not futures:
-                    if self.stopping():
-                        break
-                    time.sleep(IDLE_S)
-                    continue
+                    if self.idle():
+                        continue
+                    break
+                self.idle_said = False
                 done = [f for f in futures if f.done()]
                 if not done:
                     time.sleep(0.2)
                 for fut in done:
-                    chain = futures.pop(fut)
-                    try:
-                        body = fut.result()
-                    except Exception as e:  # a lost worker: the chain's partie are void, nothing else
-                        self.on_results(chain, False, [], f"lost on the cluster: {type(e).__name__}: {e}", None)
-                        continue
-                    if body.get("refused"):
-                        raise ClusterError(f"worker {body['host']} does not have the ladder's bots: "
-                                           + "; ".join(body["refused"]))
-                    results = []
-                    for entry in body["units"]:
-                        uid = entry["id"]
-                        if uid not in self.units:
-                            continue
-                        if entry["status"] == "ok" and entry["log"] is not None:
-                            for name, data in entry["files"].items():
-                                if "/" not in name and name.startswith(f"{uid}."):
-                                    (self.logs / name).write_bytes(data)
-                            write_synced(self.logs / f"{uid}.jsonl", entry["log"])
-                            results.append(entry["result"])
-                        else:
-                            results.append({"id": uid, "error": f"{entry['status']}: {entry['why']} (on {body['host']})"})
-                    self.on_results(chain, True, results)
+                    self.from_cluster(futures.pop(fut), fut, ClusterError)
+                if time.monotonic() - last_compress > COMPRESS_EVERY_S:
+                    last_compress = time.monotonic()
+                    compress_old(self.con, self.out, float(self.settings["compress_after_hours"]))
                 self.tick()
         except KeyboardInterrupt:
-            self.run.interrupted = True
-            self.say("stopping: the partie in progress are abandoned (`marias ladder run` again goes on with them)")
             client.cancel(list(futures), force=True)
+            self.abandon(futures.values())
         finally:
             client.close(timeout=5)
-        for chain in futures.values():
-            for u in chain:
-                if u.id in self.units:
-                    self.remove(u.id)
+
+    def from_cluster(self, chain: list, fut, ClusterError) -> None:
+        """A chain's outcome from the cluster: its logs (and stderr) written here, then accepted as a local chain's."""
+        try:
+            body = fut.result()
+        except Exception as e:  # Dask gave up on it (workers lost): its groups are void, play goes on
+            self.on_results(chain, False, [], f"lost on the cluster: {type(e).__name__}: {e}", None)
+            return
+        if body.get("refused"):
+            raise ClusterError(f"worker {body['host']} does not have the ladder's bots: " + "; ".join(body["refused"])
+                               + ". Bots must exist at the same path, with the same files, on every worker.")
+        results = []
+        for entry in body["units"]:
+            uid = entry["id"]
+            if uid not in self.units:
+                continue
+            if entry["status"] == "ok" and entry["log"] is not None:
+                for name, data in entry["files"].items():
+                    if "/" not in name and name.startswith(f"{uid}."):
+                        (self.logs / name).write_bytes(data)
+                write_synced(self.logs / f"{uid}.jsonl", entry["log"])
+                results.append(entry["result"])
+            else:
+                results.append({"id": uid, "error": f"{entry['status']}: {entry['why']} (on {body['host']})"})
+        self.on_results(chain, True, results)
 
 
 def write_synced(path: Path, data: bytes) -> None:
@@ -549,7 +536,15 @@ def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, 
     def on_term(signum, frame):
         raise KeyboardInterrupt
 
-    with FolderLock(ladder.path) as lock:
+    from ..tournaments.folder import FolderLock
+    from ..tournaments.tournament_config import TournamentError
+
+    lock = FolderLock(ladder.path)  # one run at a time, as a tournament's folder
+    try:
+        lock.__enter__()
+    except TournamentError:
+        raise LadderError(f"{ladder.path}: another `marias ladder run` is running on this ladder") from None
+    try:
         runner.con = store_connection(ladder)
         signal.signal(signal.SIGTERM, on_term)
         try:
@@ -560,6 +555,8 @@ def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, 
         finally:
             signal.signal(signal.SIGTERM, old_term)
             runner.con.close()
+    finally:
+        lock.__exit__(None, None, None)
     runner.tick(force=True)
     runner.run.seconds = time.perf_counter() - t0
     return runner.run

@@ -34,11 +34,11 @@ def pair_rows(ladder: LadderFolder, active_only: bool = False) -> list[dict]:
     """The row version is the one ahead (a difference >= 0); largest difference first."""
     rows = []
     for p in ladder.pairs(active_only=active_only):
-        a, b, mean = p.a, p.b, p.mean
-        los = p.los
+        e = p.estimate
+        a, b, mean, los = p.a, p.b, e.mean, e.los
         if mean < 0:
             a, b, mean, los = b, a, -mean, None if los is None else 1 - los
-        rows.append({"version": a, "vs": b, "groups": p.groups, "diff": _r(mean), "±95%": _r(p.half),
+        rows.append({"version": a, "vs": b, "groups": e.n, "diff": _r(mean), "±95%": _r(e.half),
                      "LOS": None if los is None else round(los, 3)})
     rows.sort(key=lambda r: (-(r["diff"] or 0), r["version"], r["vs"]))
     return rows
