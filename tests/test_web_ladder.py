@@ -95,6 +95,10 @@ def test_the_leaderboard_and_a_versions_history_and_games(served):
     assert [h["rating"] for h in v["history"]] == sorted(h["rating"] for h in v["history"])  # a winner climbs
     assert len(v["games"]) == 18 and {g["groše"] for g in v["games"]} == {12}
     assert all(g["log"].startswith("logs/") and not g["replayable"] for g in v["games"])  # no log files were written
+    # the pairs from this version's side: every group the same, so no spread (the interval is 0 wide)
+    assert [(p["against"], p["groups"], p["diff"], p["pm"]) for p in v["pairs"]] == [("middle@1", 3, 12, 0), ("weak@1", 3, 24, 0)]
+    w = c.get("/api/ladder/0/season", params={"version": "weak@1"}).json()
+    assert [(p["against"], p["diff"]) for p in w["pairs"]] == [("middle@1", -12), ("strong@1", -24)]
     assert c.get("/api/ladder/0/season", params={"version": "nobody@1"}).status_code == 404
     for page in ("/ladder/0/season", "/ladder/0/season?version=strong@1"):
         r = c.get(page)

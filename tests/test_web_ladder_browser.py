@@ -52,6 +52,10 @@ def test_the_leaderboard_updates_live_and_a_versions_page_plots_its_history_and_
         wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#history .uplot canvas"), what="the history plot")
         assert browser.find_element(By.ID, "history").get_attribute("data-points") == "3"
         assert "after 18 partie" in browser.find_element(By.ID, "summary").text
+        pairs = {r.get_attribute("data-against"): r for r in browser.find_elements(By.CSS_SELECTOR, "#pairs-table tr[data-against]")}
+        assert sorted(pairs) == ["beta@1", "delta@1", "gamma@1"]
+        assert pairs["beta@1"].find_element(By.CSS_SELECTOR, ".diff").text.startswith("+7.00 ± ")  # 6, 6 and 9 a partie
+        assert pairs["delta@1"].find_element(By.CSS_SELECTOR, ".diff").text == "+9.00"  # one group: no interval
         games = browser.find_elements(By.CSS_SELECTOR, "#games-table tr[data-game]")
         assert len(games) == 18
         assert [a.get_attribute("href").split("/replay/0/season/")[1]

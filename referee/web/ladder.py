@@ -115,7 +115,8 @@ def leaderboard_data(folder: Path) -> dict:
 
 def version_data(folder: Path, version_id: str) -> dict:
     """A version's page: what it is, its row of the leaderboard, its rating after each group, its
-    newest games (each with the log's path relative to the ladder folder), its stderr's existence."""
+    difference with each version it met (groše per partie, from its side, with the interval and LOS of
+    :meth:`LadderFolder.pairs`), its newest games (each with the log's path relative to the ladder folder)."""
     folder = Path(folder)
     lad = _checked(folder)
     try:
@@ -130,7 +131,16 @@ def version_data(folder: Path, version_id: str) -> dict:
         games.append({"id": g["id"], "group": g["group"], "time": g["time"], "seat": g["seat"],
                       "others": g["others"], "groše": g["groše"], "faults": g["faults"], "log": log,
                       "replayable": log.endswith((".jsonl", ".jsonl.gz")) and (folder / log).is_file()})
-    return {"name": folder.name, "signature": list(signature(folder)), "computed": time.time(),
+    pairs = []
+    for p in lad.pairs():
+        if version_id not in (p.a, p.b):
+            continue
+        e, mine = p.estimate, p.a == version_id
+        los = e.los
+        pairs.append({"against": p.b if mine else p.a, "groups": e.n, "diff": e.mean if mine else -e.mean,
+                      "pm": e.half, "los": None if los is None else (los if mine else 1 - los)})
+    pairs.sort(key=lambda r: (-r["groups"], r["against"]))
+    return {"name": folder.name, "signature": list(signature(folder)), "computed": time.time(), "pairs": pairs,
             "version": {k: v.get(k) for k in ("id", "name", "version", "author", "command", "status", "reason", "added")},
             "row": row, "history": _sampled(history, HISTORY_POINTS), "history_count": len(history), "games": games,
             "games_listed": GAMES_LISTED}

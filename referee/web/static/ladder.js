@@ -55,6 +55,16 @@
     if (v.reason && v.reason !== v.status) kv.push(["why " + v.status, v.reason]);
     document.getElementById("version-info").replaceChildren(...kv.map(([k, x]) => el("tr", {}, el("th", {}, k), el("td", {}, String(x)))));
     renderHistory(d);
+    const pn = document.getElementById("pairs");
+    if (!d.pairs.length) pn.replaceChildren(el("p", { class: "muted" }, "(none yet)"));
+    else {
+      const t = el("table", { class: "grid", id: "pairs-table" }, el("thead", {}, el("tr", {}, ["against", "groups", "groše / partie", "LOS"].map((h) => el("th", {}, h)))));
+      t.append(el("tbody", {}, d.pairs.map((p) => el("tr", { "data-against": p.against },
+        el("td", {}, versionLink(p.against)), el("td", { class: "num" }, p.groups),
+        el("td", { class: "num diff" }, (p.diff > 0 ? "+" : "") + fmt(p.diff) + (p.pm === null ? "" : " ± " + fmt(p.pm))),
+        el("td", { class: "num" }, p.los === null ? "·" : (100 * p.los).toFixed(1) + "%")))));
+      pn.replaceChildren(t);
+    }
     const g = document.getElementById("games");
     if (!d.games.length) { g.replaceChildren(el("p", { class: "muted" }, "(no games yet)")); return; }
     const head = ["game", "time", "group", "seat", "with", "groše", "faults", "log"];
