@@ -189,29 +189,16 @@ def plain_log(path: Path, max_bytes: int) -> Path:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-    kept = sorted(cache.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+
+    def age(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:  # removed meanwhile by another request
+            return 0.0
+
+    kept = sorted(cache.iterdir(), key=age, reverse=True)
     for old in kept[PLAIN_LOGS_KEPT:]:
         shutil.rmtree(old, ignore_errors=True)
-    return out
-    fd, tmp = tempfile.mkstemp(dir=cache, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f, files.open_regular(path) as raw, gzip.GzipFile(fileobj=raw) as z:
-            n = 0
-            while chunk := z.read(1 << 20):
-                n += len(chunk)
-                if n > max_bytes:
-                    raise Refused(413, f"{path.name}: more than the {max_bytes / 2**20:g} MB served once decompressed")
-                f.write(chunk)
-        os.replace(tmp, out)
-    except (OSError, EOFError, zlib.error) as e:
-        raise Refused(422, f"{path.name}: cannot be decompressed ({getattr(e, 'strerror', None) or e})") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    kept = sorted(cache.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in kept[PLAIN_LOGS_KEPT:]:
-        with contextlib.suppress(OSError):
-            old.unlink()
     return out
 
 
