@@ -217,19 +217,42 @@ def test_a_faulting_version_is_suspended_and_its_stderr_kept(tmp_path):
     assert {v["id"] for v in lad.leaderboard() if v["faults"]} == {"crash@1"}
 
 
-def test_a_dask_cluster_plays_the_groups_the_local_pool_plays(tmp_path, played):
+def test_a_dask_cluster_plays_the_groups_the_local_pool_plays_even_when_a_worker_dies(tmp_path, played):
     """Same secret seed, same versions: the group played on a LocalCluster of two worker processes
-    (127.0.0.1 only) gives the ratings the local pool gave."""
+    (127.0.0.1 only), one of them killed once a partie is in, gives the ratings the local pool gave:
+    the lost worker's chain is run again, nothing lost, nothing counted twice."""
+    import threading
+
     distributed = pytest.importorskip("distributed")
     lad = LadderFolder.init(tmp_path / "l", seed_file=played.path / "seed.secret", groups_per_table=1)
     for v in played.versions():
         lad.add(v["name"], v["command"], check=False)
     cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None, silence_logs=40)
+    client = distributed.Client(cl, set_as_default=False)
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def killer():  # the ladder runs in the main thread (it handles signals); this watches and kills
+        while not stop.is_set():
+            busy = [w for w, keys in client.processing().items() if keys]
+            if busy and lad.db_file.exists() and lad.counts()["partie"] >= 1:
+                pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.05)
+
+    th = threading.Thread(target=killer, daemon=True)
+    th.start()
     try:
         r = run_ladder(lad.path, cluster=cl.scheduler_address, groups=1)
     finally:
+        stop.set()
+        th.join(30)
+        client.close()
         cl.close()
+    assert killed, "the group ended before a worker could be killed"
     assert (r.rated, r.played, r.failed) == (1, 6, [])
     check_books(lad)
     mine = {x["id"]: (x["rating"], x["sigma"], x["games"]) for x in lad.leaderboard()}

@@ -515,7 +515,14 @@ def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, 
     bytes or key object) that signs every log; ``sign_path``: its file, hidden from every bot."""
     from ..seats.sandbox import mark_output
 
+    from ..seats.sandbox import UNSANDBOXED_WARNING, SandboxUnavailable, resolve_mode
+
     ladder = LadderFolder.open(path)
+    try:  # before anything is planned: a ladder made where bwrap works, run where none does
+        if resolve_mode(str(ladder.config()["sandbox"])) == "none" and stream is not None:
+            stream.write(f"marias: {UNSANDBOXED_WARNING}\n")
+    except (SandboxUnavailable, ValueError) as e:
+        raise LadderError(f"{ladder.path / 'ladder.json'}: sandbox: {e}") from None
     runner = Runner(ladder, workers=workers, cluster=cluster, warm=warm, stream=stream, interval=interval,
                     groups=groups, until=until)
     if sign_key is not None:
