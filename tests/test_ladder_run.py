@@ -107,6 +107,10 @@ def test_five_bots_survive_a_kill_9_and_a_version_added_mid_run(tmp_path, c_bot)
         r = marias("ladder", "add", lad_dir, "rnd", "random")  # while it runs
         assert r.returncode == 0 and r.stdout.strip() == "rnd@2", r.stderr
         wait_for("rnd@2 to play", lambda: any(v["id"] == "rnd@2" and v["games"] > 0 for v in lad.leaderboard()), run)
+        r = marias("ladder", "retire", lad_dir, "rnd@1")  # while it runs too
+        assert r.returncode == 0, r.stderr
+        with lad.db() as con:  # a table being drawn as it retired may still seat it: one group (--groups-per-table 1)
+            last_seating_it = con.execute("SELECT MAX(n) FROM groups").fetchone()[0] + 1
         before = {g["id"] for v in lad.versions() for g in lad.games(v["id"])}
         os.kill(run.pid, signal.SIGKILL)  # the coordinator only: its workers see it gone and end
         run.wait(timeout=60)
@@ -116,8 +120,11 @@ def test_five_bots_survive_a_kill_9_and_a_version_added_mid_run(tmp_path, c_bot)
             run.wait()
         log.close()
     assert lad.counts()["playing"] >= 0
-    r = marias("ladder", "run", lad_dir, "-j", "2", "--groups", 1)
+    r = marias("ladder", "run", lad_dir, "-j", "2", "--groups", 3)
     assert r.returncode == 0, r.stderr
+    with lad.db() as con:
+        later = con.execute("SELECT v0, v1, v2 FROM groups WHERE n > ?", (last_seating_it,)).fetchall()
+    assert later and all("rnd@1" not in vs for vs in later)  # retired: never seated again
     after = {g["id"] for v in lad.versions() for g in lad.games(v["id"])}
     assert before <= after  # no finished partie lost
     c = lad.counts()
@@ -126,6 +133,7 @@ def test_five_bots_survive_a_kill_9_and_a_version_added_mid_run(tmp_path, c_bot)
     board = lad.leaderboard()
     assert {r["id"] for r in board} == {"rnd@1", "rob@1", "js@1", "c@1", "rnd@2"}
     assert all(r["games"] > 0 and r["faults"] == 0 for r in board)
+    assert {r["id"]: r["status"] for r in board}["rnd@1"] == "retired"
     table = CliRunner().invoke(app, ["ladder", "table", str(lad_dir), "--format", "json"])
     body = json.loads(table.output)
     assert [r["version"] for r in body["leaderboard"]] == [r["id"] for r in board]
@@ -273,3 +281,21 @@ def test_a_version_whose_files_changed_is_suspended_before_it_is_seated(tmp_path
     row = {v["id"]: v for v in lad.versions()}[mine]
     assert row["status"] == "suspended" and "files changed since it was added" in row["reason"]
     assert lad.games(mine) == [] and all(len(lad.games(v)) == 6 for v in ("x@1", "y@1", "z@1"))
+
+
+def test_a_version_suspended_mid_table_leaves_its_unplayed_groups_void(tmp_path):
+    (tmp_path / "bot").mkdir()
+    bot = tmp_path / "bot" / "crasher.py"
+    bot.write_text(f"import os, sys\nos.execv(sys.executable, [sys.executable, {str(FAULTY)!r}, 'die', '2'])\n")
+    lad = LadderFolder.init(tmp_path / "l", groups_per_table=3,
+                            suspend={"fault_rate": 0.5, "window": 6, "min_partie": 6})
+    lad.add("aaa", f"{sys.executable} {bot}", check=False)  # the neediest by id: seated at the first table
+    for n in ("b", "c", "d"):
+        lad.add(n, "random", check=False)
+    # one worker: the table's six chains (one per seating, three groups' decks each) one after the other;
+    # after two chains (6 partie) the crasher is suspended and the other four are not played
+    r = run_ladder(lad.path, workers=1, groups=3)
+    assert r.rated == 0 and r.played == 6
+    assert lad.counts() == {"rated": 0, "void": 3, "playing": 0, "partie": 6}
+    assert {v["id"]: v["status"] for v in lad.versions()}["aaa@1"] == "suspended"
+    check_books(lad)
