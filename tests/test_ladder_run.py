@@ -107,6 +107,10 @@ def test_five_bots_survive_a_kill_9_and_a_version_added_mid_run(tmp_path, c_bot)
         r = marias("ladder", "add", lad_dir, "rnd", "random")  # while it runs
         assert r.returncode == 0 and r.stdout.strip() == "rnd@2", r.stderr
         wait_for("rnd@2 to play", lambda: any(v["id"] == "rnd@2" and v["games"] > 0 for v in lad.leaderboard()), run)
+        r = marias("ladder", "retire", lad_dir, "rnd@1")  # while it runs too
+        assert r.returncode == 0, r.stderr
+        with lad.db() as con:  # a table being drawn as it retired may still seat it: one group (--groups-per-table 1)
+            last_seating_it = con.execute("SELECT MAX(n) FROM groups").fetchone()[0] + 1
         before = {g["id"] for v in lad.versions() for g in lad.games(v["id"])}
         os.kill(run.pid, signal.SIGKILL)  # the coordinator only: its workers see it gone and end
         run.wait(timeout=60)
@@ -116,8 +120,11 @@ def test_five_bots_survive_a_kill_9_and_a_version_added_mid_run(tmp_path, c_bot)
             run.wait()
         log.close()
     assert lad.counts()["playing"] >= 0
-    r = marias("ladder", "run", lad_dir, "-j", "2", "--groups", 1)
+    r = marias("ladder", "run", lad_dir, "-j", "2", "--groups", 3)
     assert r.returncode == 0, r.stderr
+    with lad.db() as con:
+        later = con.execute("SELECT v0, v1, v2 FROM groups WHERE n > ?", (last_seating_it,)).fetchall()
+    assert later and all("rnd@1" not in vs for vs in later)  # retired: never seated again
     after = {g["id"] for v in lad.versions() for g in lad.games(v["id"])}
     assert before <= after  # no finished partie lost
     c = lad.counts()
@@ -126,6 +133,7 @@ def test_five_bots_survive_a_kill_9_and_a_version_added_mid_run(tmp_path, c_bot)
     board = lad.leaderboard()
     assert {r["id"] for r in board} == {"rnd@1", "rob@1", "js@1", "c@1", "rnd@2"}
     assert all(r["games"] > 0 and r["faults"] == 0 for r in board)
+    assert {r["id"]: r["status"] for r in board}["rnd@1"] == "retired"
     table = CliRunner().invoke(app, ["ladder", "table", str(lad_dir), "--format", "json"])
     body = json.loads(table.output)
     assert [r["version"] for r in body["leaderboard"]] == [r["id"] for r in board]
@@ -217,19 +225,42 @@ def test_a_faulting_version_is_suspended_and_its_stderr_kept(tmp_path):
     assert {v["id"] for v in lad.leaderboard() if v["faults"]} == {"crash@1"}
 
 
-def test_a_dask_cluster_plays_the_groups_the_local_pool_plays(tmp_path, played):
+def test_a_dask_cluster_plays_the_groups_the_local_pool_plays_even_when_a_worker_dies(tmp_path, played):
     """Same secret seed, same versions: the group played on a LocalCluster of two worker processes
-    (127.0.0.1 only) gives the ratings the local pool gave."""
+    (127.0.0.1 only), one of them killed once a partie is in, gives the ratings the local pool gave:
+    the lost worker's chain is run again, nothing lost, nothing counted twice."""
+    import threading
+
     distributed = pytest.importorskip("distributed")
     lad = LadderFolder.init(tmp_path / "l", seed_file=played.path / "seed.secret", groups_per_table=1)
     for v in played.versions():
         lad.add(v["name"], v["command"], check=False)
     cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None, silence_logs=40)
+    client = distributed.Client(cl, set_as_default=False)
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def killer():  # the ladder runs in the main thread (it handles signals); this watches and kills
+        while not stop.is_set():
+            busy = [w for w, keys in client.processing().items() if keys]
+            if busy and lad.db_file.exists() and lad.counts()["partie"] >= 1:
+                pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.05)
+
+    th = threading.Thread(target=killer, daemon=True)
+    th.start()
     try:
         r = run_ladder(lad.path, cluster=cl.scheduler_address, groups=1)
     finally:
+        stop.set()
+        th.join(30)
+        client.close()
         cl.close()
+    assert killed, "the group ended before a worker could be killed"
     assert (r.rated, r.played, r.failed) == (1, 6, [])
     check_books(lad)
     mine = {x["id"]: (x["rating"], x["sigma"], x["games"]) for x in lad.leaderboard()}
@@ -250,3 +281,21 @@ def test_a_version_whose_files_changed_is_suspended_before_it_is_seated(tmp_path
     row = {v["id"]: v for v in lad.versions()}[mine]
     assert row["status"] == "suspended" and "files changed since it was added" in row["reason"]
     assert lad.games(mine) == [] and all(len(lad.games(v)) == 6 for v in ("x@1", "y@1", "z@1"))
+
+
+def test_a_version_suspended_mid_table_leaves_its_unplayed_groups_void(tmp_path):
+    (tmp_path / "bot").mkdir()
+    bot = tmp_path / "bot" / "crasher.py"
+    bot.write_text(f"import os, sys\nos.execv(sys.executable, [sys.executable, {str(FAULTY)!r}, 'die', '2'])\n")
+    lad = LadderFolder.init(tmp_path / "l", groups_per_table=3,
+                            suspend={"fault_rate": 0.5, "window": 6, "min_partie": 6})
+    lad.add("aaa", f"{sys.executable} {bot}", check=False)  # the neediest by id: seated at the first table
+    for n in ("b", "c", "d"):
+        lad.add(n, "random", check=False)
+    # one worker: the table's six chains (one per seating, three groups' decks each) one after the other;
+    # after two chains (6 partie) the crasher is suspended and the other four are not played
+    r = run_ladder(lad.path, workers=1, groups=3)
+    assert r.rated == 0 and r.played == 6
+    assert lad.counts() == {"rated": 0, "void": 3, "playing": 0, "partie": 6}
+    assert {v["id"]: v["status"] for v in lad.versions()}["aaa@1"] == "suspended"
+    check_books(lad)

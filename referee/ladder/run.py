@@ -238,11 +238,11 @@ class Runner:
                         self.run.resumed += 1
                     else:
                         self.remove(uid)
-            active = {v.id for v in self.ladder.playing()}
+            status = {v["id"]: v["status"] for v in self.ladder.versions()}
             still = [g for g in groups if g.n not in self.rated_now()]
-            if still and not set(versions) <= active:
-                for g in still:
-                    store.void_group(self.con, g, "a version of it was retired or suspended before it was finished")
+            if still and any(status.get(v) not in ("active", "retired") for v in versions):
+                for g in still:  # a retired version's groups are finished, as in a run that goes on; not a suspended one's
+                    store.void_group(self.con, g, "a version of it was suspended before it was finished")
                 continue
             out += self.chains_of(still, cfg)
         return out
@@ -359,9 +359,20 @@ class Runner:
     def next_chain(self) -> list | None:
         """The next chain of units to play: the current table's, else a new table's; None when no
         table can be drawn (fewer than three active versions, or the run's budget is spent)."""
-        if not self.queue:
-            self.queue = self.plan_table()
-        return self.queue.pop(0) if self.queue else None
+        while True:
+            if not self.queue:
+                self.queue = self.plan_table()
+            if not self.queue:
+                return None
+            chain = self.queue.pop(0)
+            g = self.units[chain[0].id][0]
+            suspended = [v for v, in self.con.execute(
+                "SELECT id FROM versions WHERE status='suspended' AND id IN (?,?,?)", g.versions)]
+            if not suspended:
+                return chain
+            for u in chain:  # a suspended version's groups not yet played are void, not played on
+                group = self.units.pop(u.id)[0]
+                store.void_group(self.con, group, f"{', '.join(suspended)} was suspended before it was finished")
 
     def idle(self) -> bool:
         """Nothing in play and nothing to draw: False when the run is over, else wait a little."""
@@ -515,7 +526,14 @@ def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, 
     bytes or key object) that signs every log; ``sign_path``: its file, hidden from every bot."""
     from ..seats.sandbox import mark_output
 
+    from ..seats.sandbox import UNSANDBOXED_WARNING, SandboxUnavailable, resolve_mode
+
     ladder = LadderFolder.open(path)
+    try:  # before anything is planned: a ladder made where bwrap works, run where none does
+        if resolve_mode(str(ladder.config()["sandbox"])) == "none" and stream is not None:
+            stream.write(f"marias: {UNSANDBOXED_WARNING}\n")
+    except (SandboxUnavailable, ValueError) as e:
+        raise LadderError(f"{ladder.path / 'ladder.json'}: sandbox: {e}") from None
     runner = Runner(ladder, workers=workers, cluster=cluster, warm=warm, stream=stream, interval=interval,
                     groups=groups, until=until)
     if sign_key is not None:
