@@ -62,14 +62,14 @@ def play(
 
 # ------------------------------------------------------------------ web: serve, report
 def serve(
-    folders: List[Path] = typer.Argument(None, help="Folders of tournaments, duels and match logs (default: the current folder)."),
+    folders: List[Path] = typer.Argument(None, help="Folders of tournaments, duels, ladders and match logs (default: the current folder)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; anything but loopback is reachable by others (a warning says so)."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
     play_dir: Optional[Path] = typer.Option(None, "--play-dir", file_okay=False, help="Where the play page writes its games' logs (default: FOLDER/plays of the first folder)."),
     bot: List[str] = typer.Option([], "--bot", "-b", help="NAME=COMMAND: a bot the play page may seat, besides the built-ins (repeatable)."),
     max_file_mb: float = typer.Option(64.0, "--max-file-mb", min=0.001, help="Larger files are not read for a page (413)."),
 ):
-    """A local web application over the folders marias writes: tournaments and duels (live), logs with a replayer of every deal, and a page to play a seat against bots. Prints its URL."""
+    """A local web application over the folders marias writes: tournaments and duels (live), ladders (the leaderboard live, each version's history and games; authors with a token upload bots and read their own stderr, protocol/LADDER.md), logs with a replayer of every deal, and a page to play a seat against bots. Prints its URL."""
     from ..web.serve import serve as run_serve
 
     extra = {}
