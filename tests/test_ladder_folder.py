@@ -102,6 +102,7 @@ def test_history_games_and_pairs(tmp_path):
     assert lad.games(a, limit=3)[0]["id"] == games[0]["id"] and len(lad.games(a, limit=3)) == 3
     one = games[0]
     assert one["groše"] == 12 and set(one["others"]) == {b, c} and one["seats"][one["seat"]] == a
+    assert {g["group_status"] for g in games} == {"rated"}
     pairs = {(p.a, p.b): p.estimate for p in lad.pairs()}
     ac = pairs[(a, c)]  # a over c: (6 - -6) and (12 - -12) groše per partie in the two groups
     assert ac.n == 2 and ac.mean == pytest.approx(18.0)

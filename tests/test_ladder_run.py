@@ -298,4 +298,5 @@ def test_a_version_suspended_mid_table_leaves_its_unplayed_groups_void(tmp_path)
     assert r.rated == 0 and r.played == 6
     assert lad.counts() == {"rated": 0, "void": 3, "playing": 0, "partie": 6}
     assert {v["id"]: v["status"] for v in lad.versions()}["aaa@1"] == "suspended"
+    assert {g["group_status"] for g in lad.games("aaa@1")} == {"void"}  # played, never rated
     check_books(lad)
