@@ -386,10 +386,15 @@ class Runner:
         return True
 
     def maintain(self) -> None:
-        """Between outcomes: old groups' logs gzipped (once a minute at most), progress."""
+        """Between outcomes: old groups' logs gzipped (once a minute at most), what this run holds of
+        finished tables let go (it runs for weeks), progress."""
         if time.monotonic() - self.last_compress > COMPRESS_EVERY_S:
             self.last_compress = time.monotonic()
             compress_old(self.con, self.out, float(self.settings["compress_after_hours"]))
+            live = {g.n: g for g, _ in self.units.values()}
+            self.groups = {n: g for n, g in self.groups.items() if n in live}
+            tables = {g.table for g in live.values()}
+            self.configs = {t: c for t, c in self.configs.items() if t in tables}
         self.tick()
 
     def abandon(self, chains) -> None:
