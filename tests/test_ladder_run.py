@@ -300,3 +300,25 @@ def test_a_version_suspended_mid_table_leaves_its_unplayed_groups_void(tmp_path)
     assert {v["id"]: v["status"] for v in lad.versions()}["aaa@1"] == "suspended"
     assert {g["group_status"] for g in lad.games("aaa@1")} == {"void"}  # played, never rated
     check_books(lad)
+
+
+def test_sigterm_stops_a_run_cleanly_and_the_next_run_goes_on(tmp_path):
+    lad = LadderFolder.init(tmp_path / "l", groups_per_table=2)
+    for n, cmd in (("a", "random"), ("b", "robot"), ("c", "random")):
+        lad.add(n, cmd, check=False)
+    run = subprocess.Popen([sys.executable, "-m", "referee.cli", "ladder", "run", str(lad.path), "-j", "2", "-q"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for("a partie", lambda: lad.counts()["partie"] >= 1, run)
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    assert run.returncode == 130 and "stopped" in out, err
+    assert lad.counts()["playing"] >= 1  # the groups it was playing wait for the next run
+    check_books(lad)  # nothing left of the partie it abandoned
+    r = run_ladder(lad.path, workers=2, groups=0)
+    assert r.failed == [] and lad.counts()["playing"] == 0 and lad.counts()["rated"] == 2
+    check_books(lad)
