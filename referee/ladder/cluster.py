@@ -45,8 +45,8 @@ def play_cluster(runner) -> None:
                 from_cluster(runner, futures.pop(fut), fut)
             runner.maintain()
     except KeyboardInterrupt:
-        client.cancel(list(futures), force=True)
-        runner.abandon(futures.values())
+        client.cancel(list(futures), force=True)  # the workers' results are dropped: nothing is written here after
+        runner.abandon()
     finally:
         client.close(timeout=5)
 

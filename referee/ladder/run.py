@@ -271,6 +271,7 @@ class Runner:
             if p.stat().st_size == 0:  # only what a bot said is kept
                 p.unlink(missing_ok=True)
         change = store.accept_unit(self.con, g, seating, f"{LOGS_DIR}/{path.name}", sha, totals, faults)
+        self.units.pop(unit_id(g.n, seating), None)  # recorded: no longer this run's to abandon
         self.run.played += 1
         if change is not None:
             self.run.rated += 1
@@ -283,7 +284,7 @@ class Runner:
     def accept(self, uid: str, result: dict) -> None:
         from ..tournaments.units import Unit, quick_check_unit_log
 
-        g, s = self.units.pop(uid)
+        g, s = self.units[uid]
         path = self.logs / f"{uid}.jsonl"
         u = Unit(uid, g.table, g.versions, tuple(int(c) for c in s), g.n, "", 0)
         why = result.get("valid") or quick_check_unit_log(path, u, result)
@@ -397,14 +398,18 @@ class Runner:
             self.configs = {t: c for t, c in self.configs.items() if t in tables}
         self.tick()
 
-    def abandon(self, chains) -> None:
-        """Stopped: what was in play leaves nothing behind (the next run plays it again)."""
+    def abandon(self) -> None:
+        """Stopped (its workers ended first, so that nothing writes any more): every partie of this
+        run not recorded leaves nothing behind — the next run plays it again.  A partie the database
+        holds is never touched, whatever this run believed of it."""
         self.run.interrupted = True
         self.say("stopping: the partie in progress are abandoned (`marias ladder run` again goes on with them)")
-        for chain in chains:
-            for u in chain:
-                if u.id in self.units:
-                    self.remove(u.id)
+        recorded = {uid for (uid,) in self.con.execute("SELECT id FROM units WHERE grp IN (%s)" % ",".join(
+            str(int(g.n)) for g in {g.n: g for g, _ in self.units.values()}.values()))} if self.units else set()
+        for uid in list(self.units):
+            if uid not in recorded:
+                self.remove(uid)
+        self.units.clear()
 
     def play(self, close_fds=()) -> None:
         """The local pool: at most ``workers`` chains in flight."""
@@ -434,7 +439,8 @@ class Runner:
                     self.on_results(chain, o.ok, results, o.describe(), o.culprit)
                 self.maintain()
         except KeyboardInterrupt:
-            self.abandon(running.values())
+            pool.close()  # every worker and its bots ended before anything is removed
+            self.abandon()
         finally:
             pool.close()
 
