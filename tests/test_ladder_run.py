@@ -28,6 +28,7 @@ from referee.logs.seal import generate_key_pair
 from referee.logs.validate import validate_file
 from referee.seats.identity import file_sha256
 from referee.tournaments.units import check_unit_log, log_totals
+from tests.cluster_kill import a_busy_worker_killed
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULTY = ROOT / "tests" / "fault_bots" / "faulty.py"
@@ -229,8 +230,6 @@ def test_a_dask_cluster_plays_the_groups_the_local_pool_plays_even_when_a_worker
     """Same secret seed, same versions: the group played on a LocalCluster of two worker processes
     (127.0.0.1 only), one of them killed once a partie is in, gives the ratings the local pool gave:
     the lost worker's chain is run again, nothing lost, nothing counted twice."""
-    import threading
-
     distributed = pytest.importorskip("distributed")
     lad = LadderFolder.init(tmp_path / "l", seed_file=played.path / "seed.secret", groups_per_table=1)
     for v in played.versions():
@@ -238,26 +237,10 @@ def test_a_dask_cluster_plays_the_groups_the_local_pool_plays_even_when_a_worker
     cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None, silence_logs=40)
     client = distributed.Client(cl, set_as_default=False)
-    killed: list[int] = []
-    stop = threading.Event()
-
-    def killer():  # the ladder runs in the main thread (it handles signals); this watches and kills
-        while not stop.is_set():
-            busy = [w for w, keys in client.processing().items() if keys]
-            if busy and lad.db_file.exists() and lad.counts()["partie"] >= 1:
-                pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-                return
-            time.sleep(0.05)
-
-    th = threading.Thread(target=killer, daemon=True)
-    th.start()
     try:
-        r = run_ladder(lad.path, cluster=cl.scheduler_address, groups=1)
+        with a_busy_worker_killed(client, lambda: lad.counts()["partie"] >= 1) as killed:
+            r = run_ladder(lad.path, cluster=cl.scheduler_address, groups=1)
     finally:
-        stop.set()
-        th.join(30)
         client.close()
         cl.close()
     assert killed, "the group ended before a worker could be killed"
