@@ -193,3 +193,12 @@ def test_the_commands_say_what_is_wrong(tmp_path):
     assert r.exit_code == 0 and f"| {a}" in r.output and "retired" in r.output
     r = cli.invoke(app, ["ladder", "table", str(lad.path), "--format", "csv", "--active"])
     assert r.exit_code == 0 and a not in r.output.split("# pairs")[0] and b in r.output
+
+
+def test_adds_of_one_name_at_once_each_get_their_own_version(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    lad = LadderFolder.init(tmp_path / "lad")
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(lambda _: LadderFolder(lad.path).add("same", "random", check=False), range(16)))
+    assert sorted(ids, key=lambda v: int(v.split("@")[1])) == [f"same@{k}" for k in range(1, 17)]

@@ -305,6 +305,7 @@ class LadderFolder:
         except IdentityError as e:
             raise LadderError(f"{name}: {e}") from None
         with self.db() as con:
+            con.execute("BEGIN IMMEDIATE")  # two adds of one name at once: the second waits, then takes the next number
             with con:
                 row = con.execute("SELECT COALESCE(MAX(version), 0) FROM versions WHERE name=?", (name,)).fetchone()
                 version = int(row[0]) + 1
