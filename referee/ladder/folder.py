@@ -52,7 +52,7 @@ SEATINGS = ("012", "021", "102", "120", "201", "210")  # seat i holds the table'
 #: The configuration ``init`` writes (every key may be edited in ladder.json; ``ladder run`` reads it).
 DEFAULTS = {
     "time": {"move_ms": 2000, "startup_ms": 10_000, "bank_ms": None, "increment_ms": 0},  # as a tournament's
-    "stderr_kb": 64,  # a bot's stderr kept per partie, at most (the rest is cut): disk grows predictably
+    "stderr_kb": 64,  # a bot process's stderr kept, at most (the rest is cut): disk grows predictably
     "max_faults": 3,  # faults in a partie after which the bot forfeits the rest of it (R12.3)
     "sandbox": "auto",  # referee/seats/sandbox.py: auto | bwrap | required | none
     "groups_per_table": 4,  # a table plays this many groups (decks): each bot process plays that many partie warm
