@@ -102,6 +102,7 @@ def test_history_games_and_pairs(tmp_path):
     assert lad.games(a, limit=3)[0]["id"] == games[0]["id"] and len(lad.games(a, limit=3)) == 3
     one = games[0]
     assert one["groše"] == 12 and set(one["others"]) == {b, c} and one["seats"][one["seat"]] == a
+    assert {g["group_status"] for g in games} == {"rated"}
     pairs = {(p.a, p.b): p.estimate for p in lad.pairs()}
     ac = pairs[(a, c)]  # a over c: (6 - -6) and (12 - -12) groše per partie in the two groups
     assert ac.n == 2 and ac.mean == pytest.approx(18.0)
@@ -192,3 +193,12 @@ def test_the_commands_say_what_is_wrong(tmp_path):
     assert r.exit_code == 0 and f"| {a}" in r.output and "retired" in r.output
     r = cli.invoke(app, ["ladder", "table", str(lad.path), "--format", "csv", "--active"])
     assert r.exit_code == 0 and a not in r.output.split("# pairs")[0] and b in r.output
+
+
+def test_adds_of_one_name_at_once_each_get_their_own_version(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    lad = LadderFolder.init(tmp_path / "lad")
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(lambda _: LadderFolder(lad.path).add("same", "random", check=False), range(16)))
+    assert sorted(ids, key=lambda v: int(v.split("@")[1])) == [f"same@{k}" for k in range(1, 17)]

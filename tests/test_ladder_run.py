@@ -28,6 +28,7 @@ from referee.logs.seal import generate_key_pair
 from referee.logs.validate import validate_file
 from referee.seats.identity import file_sha256
 from referee.tournaments.units import check_unit_log, log_totals
+from tests.cluster_kill import a_busy_worker_killed
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULTY = ROOT / "tests" / "fault_bots" / "faulty.py"
@@ -229,8 +230,6 @@ def test_a_dask_cluster_plays_the_groups_the_local_pool_plays_even_when_a_worker
     """Same secret seed, same versions: the group played on a LocalCluster of two worker processes
     (127.0.0.1 only), one of them killed once a partie is in, gives the ratings the local pool gave:
     the lost worker's chain is run again, nothing lost, nothing counted twice."""
-    import threading
-
     distributed = pytest.importorskip("distributed")
     lad = LadderFolder.init(tmp_path / "l", seed_file=played.path / "seed.secret", groups_per_table=1)
     for v in played.versions():
@@ -238,26 +237,10 @@ def test_a_dask_cluster_plays_the_groups_the_local_pool_plays_even_when_a_worker
     cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None, silence_logs=40)
     client = distributed.Client(cl, set_as_default=False)
-    killed: list[int] = []
-    stop = threading.Event()
-
-    def killer():  # the ladder runs in the main thread (it handles signals); this watches and kills
-        while not stop.is_set():
-            busy = [w for w, keys in client.processing().items() if keys]
-            if busy and lad.db_file.exists() and lad.counts()["partie"] >= 1:
-                pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-                return
-            time.sleep(0.05)
-
-    th = threading.Thread(target=killer, daemon=True)
-    th.start()
     try:
-        r = run_ladder(lad.path, cluster=cl.scheduler_address, groups=1)
+        with a_busy_worker_killed(client, lambda: lad.counts()["partie"] >= 1) as killed:
+            r = run_ladder(lad.path, cluster=cl.scheduler_address, groups=1)
     finally:
-        stop.set()
-        th.join(30)
         client.close()
         cl.close()
     assert killed, "the group ended before a worker could be killed"
@@ -298,4 +281,27 @@ def test_a_version_suspended_mid_table_leaves_its_unplayed_groups_void(tmp_path)
     assert r.rated == 0 and r.played == 6
     assert lad.counts() == {"rated": 0, "void": 3, "playing": 0, "partie": 6}
     assert {v["id"]: v["status"] for v in lad.versions()}["aaa@1"] == "suspended"
+    assert {g["group_status"] for g in lad.games("aaa@1")} == {"void"}  # played, never rated
+    check_books(lad)
+
+
+def test_sigterm_stops_a_run_cleanly_and_the_next_run_goes_on(tmp_path):
+    lad = LadderFolder.init(tmp_path / "l", groups_per_table=2)
+    for n, cmd in (("a", "random"), ("b", "robot"), ("c", "random")):
+        lad.add(n, cmd, check=False)
+    run = subprocess.Popen([sys.executable, "-m", "referee.cli", "ladder", "run", str(lad.path), "-j", "2", "-q"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for("a partie", lambda: lad.counts()["partie"] >= 1, run)
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    assert run.returncode == 130 and "stopped" in out, err
+    assert lad.counts()["playing"] >= 1  # the groups it was playing wait for the next run
+    check_books(lad)  # nothing left of the partie it abandoned
+    r = run_ladder(lad.path, workers=2, groups=0)
+    assert r.failed == [] and lad.counts()["playing"] == 0 and lad.counts()["rated"] == 2
     check_books(lad)

@@ -26,7 +26,7 @@ def _fail(e: Exception, code: int = 2):
 def init(
     folder: Path = typer.Argument(..., file_okay=False, help="A new or empty folder for the ladder."),
     seed_file: Optional[Path] = typer.Option(None, "--seed-file", dir_okay=False, exists=True, help="Take the secret seed from this file (kept where it is, hidden from every bot). Default: a fresh 128-bit seed in FOLDER/seed.secret (mode 600)."),
-    move_time: int = typer.Option(1000, "--move-time", min=1, help="Time per decision in ms."),
+    move_time: int = typer.Option(2000, "--move-time", min=1, help="Time per decision in ms."),
     startup_time: int = typer.Option(10_000, "--startup-time", min=1, help="Time to start and answer hello in ms."),
     max_faults: int = typer.Option(3, "--max-faults", min=1, help="Faults in a partie after which a bot forfeits the rest of it (R12.3)."),
     groups_per_table: int = typer.Option(4, "--groups-per-table", min=1, max=50, help="Duplicate groups (decks) a table of three versions plays before the next is drawn; each bot process plays that many partie warm."),

@@ -3,5 +3,6 @@ groups played continuously, each version rated with its uncertainty (protocol/TO
 
 ``folder`` (the ladder's folder and database, the data API: :class:`~referee.ladder.folder.LadderFolder`),
 ``rating`` (openskill over duplicate groups), ``pairing`` (who plays next), ``store`` (what the runner
-writes), ``run`` (the runner), ``table`` (the leaderboard as text), ``bench`` (``marias bench ladder``).
+writes), ``run`` (the runner; ``cluster``: its loop on Dask), ``archive`` (old logs gzipped), ``table``
+(the leaderboard as text), ``bench`` (``marias bench ladder``).
 """

@@ -51,8 +51,8 @@ SEATINGS = ("012", "021", "102", "120", "201", "210")  # seat i holds the table'
 
 #: The configuration ``init`` writes (every key may be edited in ladder.json; ``ladder run`` reads it).
 DEFAULTS = {
-    "time": {"move_ms": 1000, "startup_ms": 10_000, "bank_ms": None, "increment_ms": 0},
-    "stderr_kb": 64,  # a bot's stderr kept per partie, at most (the rest is cut): disk grows predictably
+    "time": {"move_ms": 2000, "startup_ms": 10_000, "bank_ms": None, "increment_ms": 0},  # as a tournament's
+    "stderr_kb": 64,  # a bot process's stderr kept, at most (the rest is cut): disk grows predictably
     "max_faults": 3,  # faults in a partie after which the bot forfeits the rest of it (R12.3)
     "sandbox": "auto",  # referee/seats/sandbox.py: auto | bwrap | required | none
     "groups_per_table": 4,  # a table plays this many groups (decks): each bot process plays that many partie warm
@@ -305,6 +305,7 @@ class LadderFolder:
         except IdentityError as e:
             raise LadderError(f"{name}: {e}") from None
         with self.db() as con:
+            con.execute("BEGIN IMMEDIATE")  # two adds of one name at once: the second waits, then takes the next number
             with con:
                 row = con.execute("SELECT COALESCE(MAX(version), 0) FROM versions WHERE name=?", (name,)).fetchone()
                 version = int(row[0]) + 1
@@ -380,9 +381,12 @@ class LadderFolder:
 
     def games(self, version_id: str, limit: int | None = None) -> list[dict]:
         """The version's partie, newest first: id, group, time, log (relative to the folder; ``.jsonl.gz``
-        once compressed), seat, others (the two other versions), groše (this version's), faults."""
-        sql = ("SELECT id, grp, t, log, seat0, seat1, seat2, groše0, groše1, groše2, faults0, faults1, faults2 "
-               "FROM units WHERE seat0=?1 OR seat1=?1 OR seat2=?1 ORDER BY grp DESC, id DESC")
+        once compressed), seat, others (the two other versions), seats (all three), groše (this version's),
+        faults, group_status (``rated``: the partie is in the ratings; ``playing``: its group is not
+        complete yet; ``void``: its group was never rated)."""
+        sql = ("SELECT u.id, u.grp, u.t, u.log, u.seat0, u.seat1, u.seat2, u.groše0, u.groše1, u.groše2, u.faults0, "
+               "u.faults1, u.faults2, g.status FROM units u JOIN groups g ON g.n = u.grp "
+               "WHERE u.seat0=?1 OR u.seat1=?1 OR u.seat2=?1 ORDER BY u.grp DESC, u.id DESC")
         args: tuple = (version_id,)
         if limit is not None:
             sql += " LIMIT ?2"
@@ -391,11 +395,11 @@ class LadderFolder:
             rows = con.execute(sql, args).fetchall()
         out = []
         for uid, grp, t, log, *rest in rows:
-            seats, groše, faults = rest[0:3], rest[3:6], rest[6:9]
+            seats, groše, faults, status = rest[0:3], rest[3:6], rest[6:9], rest[9]
             s = seats.index(version_id)
             out.append({"id": uid, "group": grp, "time": t, "log": log, "seat": s,
                         "others": [v for i, v in enumerate(seats) if i != s], "seats": list(seats),
-                        "groše": groše[s], "faults": faults[s]})
+                        "groše": groše[s], "faults": faults[s], "group_status": status})
         return out
 
     def stderr_files(self, version_id: str) -> list[Path]:

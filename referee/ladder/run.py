@@ -103,6 +103,7 @@ class Runner:
         self.con = None
         self.queue: list[list] = []  # the chains of the table being played, not yet sent
         self.idle_said = False
+        self.last_compress = 0.0
 
     # ------------------------------------------------------------------ messages
     def say(self, text: str) -> None:
@@ -270,6 +271,7 @@ class Runner:
             if p.stat().st_size == 0:  # only what a bot said is kept
                 p.unlink(missing_ok=True)
         change = store.accept_unit(self.con, g, seating, f"{LOGS_DIR}/{path.name}", sha, totals, faults)
+        self.units.pop(unit_id(g.n, seating), None)  # recorded: no longer this run's to abandon
         self.run.played += 1
         if change is not None:
             self.run.rated += 1
@@ -282,7 +284,7 @@ class Runner:
     def accept(self, uid: str, result: dict) -> None:
         from ..tournaments.units import Unit, quick_check_unit_log
 
-        g, s = self.units.pop(uid)
+        g, s = self.units[uid]
         path = self.logs / f"{uid}.jsonl"
         u = Unit(uid, g.table, g.versions, tuple(int(c) for c in s), g.n, "", 0)
         why = result.get("valid") or quick_check_unit_log(path, u, result)
@@ -384,14 +386,30 @@ class Runner:
         time.sleep(IDLE_S)
         return True
 
-    def abandon(self, chains) -> None:
-        """Stopped: what was in play leaves nothing behind (the next run plays it again)."""
+    def maintain(self) -> None:
+        """Between outcomes: old groups' logs gzipped (once a minute at most), what this run holds of
+        finished tables let go (it runs for weeks), progress."""
+        if time.monotonic() - self.last_compress > COMPRESS_EVERY_S:
+            self.last_compress = time.monotonic()
+            compress_old(self.con, self.out, float(self.settings["compress_after_hours"]))
+            live = {g.n: g for g, _ in self.units.values()}
+            self.groups = {n: g for n, g in self.groups.items() if n in live}
+            tables = {g.table for g in live.values()}
+            self.configs = {t: c for t, c in self.configs.items() if t in tables}
+        self.tick()
+
+    def abandon(self) -> None:
+        """Stopped (its workers ended first, so that nothing writes any more): every partie of this
+        run not recorded leaves nothing behind — the next run plays it again.  A partie the database
+        holds is never touched, whatever this run believed of it."""
         self.run.interrupted = True
         self.say("stopping: the partie in progress are abandoned (`marias ladder run` again goes on with them)")
-        for chain in chains:
-            for u in chain:
-                if u.id in self.units:
-                    self.remove(u.id)
+        recorded = {uid for (uid,) in self.con.execute("SELECT id FROM units WHERE grp IN (%s)" % ",".join(
+            str(int(g.n)) for g in {g.n: g for g, _ in self.units.values()}.values()))} if self.units else set()
+        for uid in list(self.units):
+            if uid not in recorded:
+                self.remove(uid)
+        self.units.clear()
 
     def play(self, close_fds=()) -> None:
         """The local pool: at most ``workers`` chains in flight."""
@@ -403,7 +421,6 @@ class Runner:
         running: dict[str, list] = {}
         pool = Pool(T.play_chain if self.warm else T.play_unit, self.workers, retries=1, close_fds=close_fds,
                     on_retry=lambda o: [self.remove(u.id) for u in running.get(o.key, ())])
-        last_compress = 0.0
         try:
             while True:
                 while len(running) < self.workers and (chain := self.next_chain()) is not None:
@@ -420,89 +437,12 @@ class Runner:
                     chain = running.pop(o.key)
                     results = (o.result if self.warm else [o.result]) if o.ok else []
                     self.on_results(chain, o.ok, results, o.describe(), o.culprit)
-                if time.monotonic() - last_compress > COMPRESS_EVERY_S:
-                    last_compress = time.monotonic()
-                    compress_old(self.con, self.out, float(self.settings["compress_after_hours"]))
-                self.tick()
+                self.maintain()
         except KeyboardInterrupt:
-            self.abandon(running.values())
+            pool.close()  # every worker and its bots ended before anything is removed
+            self.abandon()
         finally:
             pool.close()
-
-    def play_cluster(self) -> None:
-        """The same loop on a Dask cluster: chains sent as :func:`referee.tournaments.cluster.play_group` tasks,
-        as many in flight as the cluster has worker threads."""
-        from ..tournaments import tournament as T
-        from ..tournaments.cluster import ClusterError, cluster_threads, connect, play_group
-
-        client = connect(self.cluster)
-        threads = cluster_threads(client)
-        self.start()
-        futures: dict = {}
-        last_compress = 0.0
-        try:
-            while True:
-                while len(futures) < threads and (chain := self.next_chain()) is not None:
-                    jobs, walls, seats, argvs = self.jobs_of(chain)
-                    fut = client.submit(play_group, jobs, walls, seats, argvs, T.play_unit,
-                                        T.play_chain if self.warm else None,
-                                        key=f"marias-ladder-{chain[0].id}-{os.getpid()}-{time.monotonic_ns()}",
-                                        pure=False, retries=0)
-                    futures[fut] = chain
-                if not futures:
-                    if self.idle():
-                        continue
-                    break
-                self.idle_said = False
-                done = [f for f in futures if f.done()]
-                if not done:
-                    time.sleep(0.2)
-                for fut in done:
-                    self.from_cluster(futures.pop(fut), fut, ClusterError)
-                if time.monotonic() - last_compress > COMPRESS_EVERY_S:
-                    last_compress = time.monotonic()
-                    compress_old(self.con, self.out, float(self.settings["compress_after_hours"]))
-                self.tick()
-        except KeyboardInterrupt:
-            client.cancel(list(futures), force=True)
-            self.abandon(futures.values())
-        finally:
-            client.close(timeout=5)
-
-    def from_cluster(self, chain: list, fut, ClusterError) -> None:
-        """A chain's outcome from the cluster: its logs (and stderr) written here, then accepted as a local chain's."""
-        try:
-            body = fut.result()
-        except Exception as e:  # Dask gave up on it (workers lost): its groups are void, play goes on
-            self.on_results(chain, False, [], f"lost on the cluster: {type(e).__name__}: {e}", None)
-            return
-        if body.get("refused"):
-            raise ClusterError(f"worker {body['host']} does not have the ladder's bots: " + "; ".join(body["refused"])
-                               + ". Bots must exist at the same path, with the same files, on every worker.")
-        results = []
-        for entry in body["units"]:
-            uid = entry["id"]
-            if uid not in self.units:
-                continue
-            if entry["status"] == "ok" and entry["log"] is not None:
-                for name, data in entry["files"].items():
-                    if "/" not in name and name.startswith(f"{uid}."):
-                        (self.logs / name).write_bytes(data)
-                write_synced(self.logs / f"{uid}.jsonl", entry["log"])
-                results.append(entry["result"])
-            else:
-                results.append({"id": uid, "error": f"{entry['status']}: {entry['why']} (on {body['host']})"})
-        self.on_results(chain, True, results)
-
-
-def write_synced(path: Path, data: bytes) -> None:
-    part = path.with_name(path.name + ".part")
-    with open(part, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(part, path)
-
 
 def log_faults(path: Path) -> list[int]:
     """Each seat's faults in a finished log (read when a run recorded a partie a killed one left)."""
@@ -567,7 +507,9 @@ def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, 
         signal.signal(signal.SIGTERM, on_term)
         try:
             if cluster:
-                runner.play_cluster()
+                from .cluster import play_cluster
+
+                play_cluster(runner)
             else:
                 runner.play(close_fds=(lock.f.fileno(),))
         finally:
