@@ -11,6 +11,8 @@ import random
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 np = pytest.importorskip("numpy", reason="the rl extra is not installed (pip install -e '.[rl]')")
 pytest.importorskip("pettingzoo", reason="the rl extra is not installed (pip install -e '.[rl]')")
@@ -20,10 +22,11 @@ from protocol.sdk import Bot  # noqa: E402
 from referee.matches.match import BotSpec, MatchConfig, run_match  # noqa: E402
 from referee.matches.tell import request_line  # noqa: E402
 from referee.rl.pettingzoo_env import MariasEnv  # noqa: E402
-from referee.rl.stepper import IllegalIndex  # noqa: E402
+from referee.rl.stepper import IllegalIndex, Stepper  # noqa: E402
 from referee.rules.actions import parse_action  # noqa: E402
 from referee.rules.cards import CARDS  # noqa: E402
 from referee.rules.partie import Partie, partie_seed  # noqa: E402
+from tests.test_properties import STYLES, choose  # noqa: E402
 
 
 # ------------------------------------------------------------------ the action table
@@ -330,3 +333,44 @@ def test_the_sdk_offers_the_encoding_under_the_same_names():
     assert sdk.observation is O.observation and sdk.decide is O.decide and sdk.N_ACTIONS == O.N_ACTIONS
     with pytest.raises(AttributeError):
         sdk.no_such_name  # noqa: B018
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), style=STYLES, fault_rate=st.sampled_from([0.0, 0.02]))
+def test_the_observation_is_the_encoding_of_a_view_built_from_scratch(seed, style, fault_rate):
+    """The environments encode from the engine's state (referee/rl/encoder.py), not from the
+    view: at every decision of a partie, for every seat (the mover also after each talon step),
+    the observation against protocol.observation of Deal.view_from_scratch, and the mover's
+    mask against protocol.observation.action_mask of the legal list.  Raises, games against,
+    takeovers, laid cards and faults come from the test chooser of test_properties."""
+    rng = random.Random(seed)
+    partie = Partie(seed=seed)
+    checked = 0
+    for deal in partie.iter_deals():
+        table = Stepper(deal)
+        while True:
+            paths = [()]
+            if deal.phase == "talon":
+                a = rng.choice(deal.legal_actions())
+                idx = O.action_indices(a.code)
+                paths = [(), idx[:1], idx[:2]]
+            legal = [a.code for a in deal.legal_actions()]
+            for pending in paths:
+                table.pending = pending
+                table._mask = None
+                for seat in range(3):
+                    mine = pending if seat == deal.to_move else ()
+                    want = O.observation(deal.view_from_scratch(seat), mine)
+                    assert np.array_equal(table.observation(seat), want), (deal.phase, seat, mine)
+                    checked += 1
+                if not deal.done:
+                    assert bytes(table.mask_bytes()) == O.action_mask(legal, pending).tobytes(), (deal.phase, pending)
+            table.pending = ()
+            table._mask = None
+            if deal.done:
+                break
+            if rng.random() < fault_rate:
+                deal.fault(deal.to_move, "test", "injected by the property test")
+                continue
+            deal.apply(choose(rng, deal, style))
+    assert checked > 100
