@@ -374,3 +374,35 @@ def test_the_observation_is_the_encoding_of_a_view_built_from_scratch(seed, styl
                 continue
             deal.apply(choose(rng, deal, style))
     assert checked > 100
+
+
+def test_cards_laid_before_any_trick_are_observed_as_the_view_shows_them():
+    """R8.4 at the first lead: points and hlášky come without a finished trick (a case random
+    play does not reach); the observation of every seat is still the view's encoding."""
+    from referee.rules.deal import Deal
+    from referee.rules.partie import deck_from_hands
+    hands = {0: "Ah Kh Oh Uh Xh 9h 8h 7h Al Ab Aa Kl", 1: "7l 8l 9l Xl Ul Ol 7b 8b 9b Xb",
+             2: "Ub Ob Kb 7a 8a 9a Xa Ua Oa Ka"}
+    deal = Deal(deck_from_hands(hands, 0), 0)
+    table = Stepper(deal)
+    for text in ["trump:Ah", "barva:Kl,7h", "dobra", "dobra", "contract:hra", "flek:hra", "dobra", "dobra"]:
+        for i in O.action_indices(text):
+            table.step(i)
+    assert deal.phase == "play" and table.mask_bytes()[O.ACTION_INDEX["lay"]] == 1
+    table.step(O.ACTION_INDEX["lay"])
+    assert deal.done and not deal.tricks and len(deal.hlasky) == 3 and any(deal.points)
+    for seat in range(3):
+        assert np.array_equal(table.observation(seat), O.observation(deal.view_from_scratch(seat)))
+
+
+def test_bench_peers_runs_each_installed_environment_and_notes_the_missing(monkeypatch):
+    from referee.rl import bench
+    monkeypatch.setattr(bench, "PEERS", bench.PEERS[:1] + (("no such peer", "rlcard", "no-such-game"),
+                                                           ("no such library", "no_such_library", "x")))
+    r = bench.peers_speed(seconds=0.05, repeats=1)
+    rows = {row["environment"]: row for row in r["environments"]}
+    assert set(rows) == {"MariasEnv (one deal an episode)"}
+    assert rows["MariasEnv (one deal an episode)"]["marias_env_to_it"] == 1.0
+    assert rows["MariasEnv (one deal an episode)"]["steps_per_cpu_second"] > 0
+    assert len(r["notes"]) == 2 and all("skipped" in n for n in r["notes"])
+    assert "uniformly at random" in r["loop"]

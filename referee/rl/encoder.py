@@ -34,6 +34,7 @@ _ANSWER_I = {a: i for i, a in enumerate(O.ANSWERS)}
 _ALL = (1 << 32) - 1
 _BYTES = tuple(bytes((v >> k) & 1 for k in range(8)) for v in range(256))
 _FIRST7 = 7
+_REL = tuple(tuple((s - seat) % 3 for s in range(3)) for seat in range(3))  # [seat][other] -> relative seat
 
 
 def card_bytes(mask: int) -> bytes:
@@ -50,8 +51,8 @@ class Encoder:
     anything else (``Deal.redeal``) make a new encoder.
     """
 
-    __slots__ = ("deal", "_tricks", "_played", "_won", "_void", "_history", "_answers", "_raises", "_bids", "_setup", "_kept", "_setup_kept",
-                 "_played_bytes", "_played_all")
+    __slots__ = ("deal", "_tricks", "_played", "_won", "_void", "_history", "_answers", "_raises", "_setup", "_setup_kept", "_played_bytes",
+                 "_played_all")
 
     def __init__(self, deal: Deal):
         self.deal = deal
@@ -64,10 +65,8 @@ class Encoder:
         self._history = 0  # history entries read
         self._answers: list[tuple[int, int]] = []  # (seat, answer index)
         self._raises = [0, 0, 0]  # raising answers other than dobra
-        self._bids = 0  # bids read (every action but a card play)
         self._setup = 0  # bids read but the raising answers
         self._setup_kept: list[tuple | None] = [None, None, None]  # per seat: (setup, *_setup_part(seat))
-        self._kept: list[tuple | None] = [None, None, None]  # per seat: ((bids, phase), *_bid_part(seat))
 
     def _catch_up(self) -> None:
         """Read the actions applied since the last call: the finished tricks and the bids."""
@@ -97,7 +96,6 @@ class Encoder:
             kind = a.kind
             if kind == "play":
                 continue
-            self._bids += 1
             decision = decisions[k]
             if decision == "flek":
                 if kind != "dobra":
@@ -145,40 +143,33 @@ class Encoder:
                 known |= 1 << c
         return bytes(buf), known
 
-    def _bid_part(self, seat: int) -> tuple[bytes, int, tuple]:
-        """What changes only with a bid or the deal's end: :meth:`_setup_part` with the phase,
-        the levels and the games against; the raises as (index, value) pairs."""
-        d = self.deal
-        setup = self._setup_kept[seat]
-        if setup is None or setup[0] != self._setup:
-            setup = self._setup_kept[seat] = (self._setup, *self._setup_part(seat))
-        buf = bytearray(setup[1])
-        buf[_PHASE + _PHASE_I[d.phase]] = 1
-        for comp, lv in d.levels.items():
-            buf[_LEVEL_I[comp] + lv] = 1
-        for p, s in d.proti.items():
-            buf[_PROTI_I[p] + (s - seat) % 3] = 1
-        raises = self._raises
-        vals = tuple((_RAISES + (s - seat) % 3, min(raises[s], 4) / 4) for s in (0, 1, 2) if raises[s])
-        return bytes(buf), setup[2], vals
-
     def observation(self, seat: int, pending: tuple[int, ...] = ()) -> np.ndarray:
         """The encoding of ``seat``'s view now, with the talon steps ``pending`` (see
         :func:`protocol.observation.observation`)."""
         self._catch_up()
         d = self.deal
-        key = (self._bids, d.phase)
-        kept = self._kept[seat]
-        if kept is None or kept[0] != key:
-            kept = self._kept[seat] = (key, *self._bid_part(seat))
-        buf = bytearray(kept[1])
-        known = kept[2]
-        vals = list(kept[3])
+        setup = self._setup_kept[seat]
+        if setup is None or setup[0] != self._setup:
+            setup = self._setup_kept[seat] = (self._setup, *self._setup_part(seat))
+        buf = bytearray(setup[1])
+        known = setup[2]
+        rel = _REL[seat]
+        buf[_PHASE + _PHASE_I[d.phase]] = 1
+        for comp, lv in d.levels.items():
+            buf[_LEVEL_I[comp] + lv] = 1
+        for p, s in d.proti.items():
+            buf[_PROTI_I[p] + rel[s]] = 1
+        vals = []
+        raises = self._raises
+        if raises[0] or raises[1] or raises[2]:
+            for s in (0, 1, 2):
+                if raises[s]:
+                    vals.append((_RAISES + rel[s], min(raises[s], 4) / 4))
         if self._tricks:
             known |= self._played_all
             played_bytes, won, void = self._played_bytes, self._won, self._void
             for s in (0, 1, 2):
-                r = (s - seat) % 3
+                r = rel[s]
                 if played_bytes[s] is not None:
                     buf[_PLAYED + 32 * r:_PLAYED + 32 * r + 32] = played_bytes[s]
                 if r and void[s]:
@@ -186,12 +177,12 @@ class Encoder:
                 if won[s]:
                     vals.append((_WON + r, won[s] / 10))
         points = d.points
-        if points[0] or points[1] or points[2]:
+        if points[0] or points[1] or points[2]:  # (laid cards score without a trick too)
             for s in (0, 1, 2):
                 if points[s]:
-                    vals.append((_POINTS + (s - seat) % 3, min(points[s], 100) / 100))
+                    vals.append((_POINTS + rel[s], min(points[s], 100) / 100))
         for h in d.hlasky:
-            buf[_HLASKY + 4 * ((h.seat - seat) % 3) + h.suit] = 1
+            buf[_HLASKY + 4 * rel[h.seat] + h.suit] = 1
         if seat == d.forhont and d.zlidu is None:  # R3.1: before the trump choice he saw seven cards
             hand = 0
             for c in d.hands[seat][:_FIRST7]:
@@ -205,15 +196,15 @@ class Encoder:
         if trick:
             seats = d.trick_seats
             led = trick[0] >> 3
-            buf[_LEADER + (seats[0] - seat) % 3] = 1
+            buf[_LEADER + rel[seats[0]]] = 1
             for s, c in zip(seats, trick):
-                r = (s - seat) % 3
+                r = rel[s]
                 buf[_TRICK + 32 * r + c] = 1
                 known |= 1 << c
                 if r and c >> 3 != led:
                     buf[_VOID + 4 * r + led] = 1
         if d.to_move is not None:
-            buf[_TOMOVE + (d.to_move - seat) % 3] = 1
+            buf[_TOMOVE + rel[d.to_move]] = 1
         if pending:
             buf[_PGAME + pending[0] - O.TALON_GAME] = 1
             if len(pending) > 1:

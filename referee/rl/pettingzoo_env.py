@@ -75,11 +75,11 @@ class MariasEnv(AECEnv):
         self.table = Stepper(self.partie.next_deal())
         self.history = []
         self.agents = list(AGENTS)
-        self.rewards = {a: 0 for a in AGENTS}
+        self.rewards = dict.fromkeys(AGENTS, 0)
         self._paid = False
-        self._cumulative_rewards = {a: 0 for a in AGENTS}
-        self.terminations = {a: False for a in AGENTS}
-        self.truncations = {a: False for a in AGENTS}
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {a: {} for a in AGENTS}
         self.agent_selection = AGENTS[self.table.deal.to_move]
 
