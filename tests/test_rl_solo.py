@@ -153,3 +153,14 @@ def test_a_protocol_bot_opponent_plays_through_the_referee_as_the_same_bot_in_pr
     for (o1, m1, r1, t1), (o2, m2, r2, t2) in zip(local, remote):
         assert np.array_equal(o1, o2) and np.array_equal(m1, m2) and (r1, t1) == (r2, t2)
     assert env._table.thread is None  # closed: the referee's match ended, and its program with it
+
+
+def test_the_whole_loop_of_rl_md_runs_and_writes_under_runs(tmp_path, monkeypatch, capsys):
+    text = (Path(__file__).resolve().parent.parent / "protocol" / "RL.md").read_text(encoding="utf-8")
+    block = text.split("A whole loop against baseline opponents")[1].split("```python")[1].split("```")[0]
+    assert "EPISODES = 3000" in block
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block.replace("EPISODES = 3000", "EPISODES = 8"), "protocol/RL.md", "exec"), {})
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["solo-linear.npz"]
+    assert np.load(tmp_path / "runs" / "solo-linear.npz")["W"].shape == (O.OBS_SIZE, O.N_ACTIONS)
+    assert "groše per deal against two robots" in capsys.readouterr().out
