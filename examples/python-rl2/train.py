@@ -1,0 +1,220 @@
+"""Train the policy of ``examples/python-rl2`` (a numpy MLP, ``policy.py``) in one command.
+
+1. **collect** -- the built-in ``robot`` plays all three seats of ``--robot-partie`` partie and
+   ``search`` (budget ``--nodes`` solver nodes a decision, so the data are the same on any
+   machine) of ``--search-partie`` partie, in the PettingZoo environment; each decision is a
+   row: the environment's observation and mask, and the bot's index (``collect.py``).  Kept
+   under ``--work`` (resumed if stopped; ``--jobs`` processes play search's partie);
+2. **imitate** -- the MLP learns the robot's decisions (``--robot-epochs``), then search's
+   (``--search-epochs``, the robot's rows mixed in at ``--robot-share``): cross-entropy over
+   the open indices, Adam;
+3. **improve by play** -- ``--improve`` rounds: the policy plays one seat against two robots
+   in MariasSoloEnv, its greedy choices replayed with each other open index at the decisions
+   where it is least sure, and it learns the choices whose deals paid more (see
+   :func:`improve`);
+4. **evaluate** -- the greedy policy on each seat of ``--evaluate`` partie against two robots,
+   paired with the robot on the same seat of the same partie (its own mean is the reference).
+
+    python examples/python-rl2/train.py                   # writes runs/python-rl2/policy.npz
+    python examples/python-rl2/train.py --jobs 2          # search's partie in two processes
+
+The bot (``bot.py``) plays the shipped ``policy.npz`` unless given ``--policy``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+import sys  # noqa: E402
+
+sys.path.insert(0, str(HERE))
+from collect import SCALE, collect, load  # noqa: E402
+from improve import explore, fit_values  # noqa: E402
+from policy import Chooser, Policy, save  # noqa: E402
+import policy as saved  # noqa: E402
+
+import bots  # noqa: E402
+from protocol import observation as O  # noqa: E402
+from referee.rl.pettingzoo_env import MariasEnv  # noqa: E402
+
+
+# ------------------------------------------------------------------ imitation
+
+class Adam:
+    def __init__(self, params, lr):
+        self.lr, self.t = lr, 0
+        self.m = [np.zeros_like(p) for p in params]
+        self.v = [np.zeros_like(p) for p in params]
+
+    def step(self, params, grads):
+        self.t += 1
+        c1, c2 = 1 - 0.9 ** self.t, 1 - 0.999 ** self.t
+        for p, g, m, v in zip(params, grads, self.m, self.v):
+            m *= 0.9
+            m += 0.1 * g
+            v *= 0.999
+            v += 0.001 * g * g
+            p -= self.lr * (m / c1) / (np.sqrt(v / c2) + 1e-8)
+
+
+def gradients(policy: Policy, x: np.ndarray, mask: np.ndarray, y: np.ndarray, w: np.ndarray):
+    """The weighted cross-entropy of the indices ``y`` among the open ones, and its gradients."""
+    p = policy.params
+    hs, zs = [x], []
+    h = x
+    for i in range(0, len(p) - 2, 2):
+        z = h @ p[i] + p[i + 1]
+        zs.append(z)
+        h = np.maximum(z, 0.0)
+        hs.append(h)
+    logits = h @ p[-2] + p[-1]
+    logits = np.where(mask, logits, -1e9)
+    logits -= logits.max(axis=1, keepdims=True)
+    e = np.exp(logits) * mask
+    prob = e / e.sum(axis=1, keepdims=True)
+    rows = np.arange(len(y))
+    loss = -(w * np.log(prob[rows, y] + 1e-12)).sum()
+    hits = (prob.argmax(axis=1) == y).sum()
+    g = prob
+    g[rows, y] -= 1
+    g *= (w / w.sum())[:, None]
+    grads = [None] * len(p)
+    for i in range(len(p) - 2, -1, -2):
+        grads[i] = hs[i // 2].T @ g
+        grads[i + 1] = g.sum(axis=0)
+        if i:
+            g = (g @ p[i].T) * (zs[i // 2 - 1] > 0)
+    return loss, hits, grads
+
+
+def fit(policy: Policy, x: np.ndarray, m: np.ndarray, y: np.ndarray, w: np.ndarray, epochs: int, lr: float,
+        seed: int, label: str, batch: int = 512, decay: float = 1e-5) -> None:
+    """``epochs`` passes of Adam over the rows (obs stored as uint8 x SCALE)."""
+    rng = np.random.default_rng(seed)
+    opt = Adam(policy.params, lr)
+    n = len(y)
+    for epoch in range(epochs):
+        order = rng.permutation(n)
+        loss = hits = 0.0
+        opt.lr = lr * (0.5 ** (epoch / max(1, epochs / 2)))  # halved over each half of the passes
+        for start in range(0, n, batch):
+            idx = order[start:start + batch]
+            xb = x[idx].astype(np.float32) / SCALE
+            lb, hb, grads = gradients(policy, xb, m[idx], y[idx], w[idx])
+            for k in range(0, len(grads), 2):
+                grads[k] += decay * policy.params[k]
+            opt.step(policy.params, grads)
+            loss += lb
+            hits += hb
+        print(f"  {label} epoch {epoch + 1}/{epochs}: loss {loss / w.sum():.3f}, agrees {hits / n:.1%}", flush=True)
+
+
+# ------------------------------------------------------------------ evaluation
+
+def play_partie(seed: str, me: int | None, act) -> list[int]:
+    """One partie in MariasEnv: seat ``me`` played by ``act(obs, mask) -> index`` (None: no
+    seat), the others by the robot; each seat's groše."""
+    robot = bots.make("robot")
+    env = MariasEnv(deals=12)
+    env.reset(seed=seed)
+    totals = [0, 0, 0]
+    while not all(env.terminations.values()):
+        agent = env.agent_selection
+        seat = int(agent[-1])
+        if seat == me:
+            obs = env.observe(agent)
+            env.step(act(obs["observation"], obs["action_mask"]))
+        else:
+            view = env.view(agent)
+            for i in O.action_indices(robot.decide(view["phase"], view, env.legal())):
+                env.step(i)
+        for s in range(3):
+            totals[s] += env.rewards[f"seat_{s}"]
+    return totals
+
+
+def evaluate(act, partie: int, seed: str = "evaluate") -> tuple[float, float]:
+    """``act(obs, mask)`` on each seat of ``partie`` partie against two robots, less the robot on
+    the same seat of the same partie: (mean groše per partie, its standard error)."""
+    diffs = []
+    for p in range(partie):
+        robot = play_partie(f"{seed}:{p}", None, None)
+        for me in range(3):
+            diffs.append(play_partie(f"{seed}:{p}", me, act)[me] - robot[me])
+    d = np.array(diffs, float)
+    return d.mean(), d.std(ddof=1) / np.sqrt(len(d))
+
+
+# ------------------------------------------------------------------ the command
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", type=Path, default=Path("runs/python-rl2"), help="where data and the policy are written")
+    ap.add_argument("--robot-partie", type=int, default=1000)
+    ap.add_argument("--search-partie", type=int, default=200)
+    ap.add_argument("--nodes", type=int, default=100_000, help="search's budget per decision (solver nodes)")
+    ap.add_argument("--jobs", type=int, default=1, help="processes that play search's partie")
+    ap.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
+    ap.add_argument("--robot-epochs", type=int, default=6)
+    ap.add_argument("--search-epochs", type=int, default=20)
+    ap.add_argument("--robot-share", type=float, default=0.2, help="weight of the robot's rows beside search's")
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--improve", type=int, default=1000, help="partie of improvement by play (0: none)")
+    ap.add_argument("--value-epochs", type=int, default=10)
+    ap.add_argument("--evaluate", type=int, default=100, help="partie per seat against two robots (0: none)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=None, help="the policy file (default WORK/policy.npz)")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    out = args.out or args.work / "policy.npz"
+    t0 = time.process_time()
+    print(f"collect: robot {args.robot_partie} partie, search {args.search_partie} partie ({args.nodes} nodes a decision)", flush=True)
+    cpu = collect(args.work / "robot", args.robot_partie, "robot")
+    cpu += collect(args.work / f"search-{args.nodes}", args.search_partie, "search", args.nodes, jobs=args.jobs)
+    robot = load(args.work / "robot", args.robot_partie)
+    search = load(args.work / f"search-{args.nodes}", args.search_partie) if args.search_partie else None
+    print(f"  {len(robot['action'])} robot rows, {len(search['action']) if search else 0} search rows "
+          f"({cpu:.0f} s CPU in collecting processes)", flush=True)
+    policy = Policy.new(tuple(args.hidden), args.seed)
+    t1 = time.process_time()
+    w = np.ones(len(robot["action"]), np.float32)
+    fit(policy, robot["obs"], robot["mask"], robot["action"].astype(np.int64), w, args.robot_epochs, args.lr, args.seed, "robot")
+    if search is not None and args.search_epochs:
+        x = np.concatenate([search["obs"], robot["obs"]])
+        m = np.concatenate([search["mask"], robot["mask"]])
+        y = np.concatenate([search["action"], robot["action"]]).astype(np.int64)
+        w = np.concatenate([np.ones(len(search["action"]), np.float32),
+                            np.full(len(robot["action"]), args.robot_share, np.float32)])
+        fit(policy, x, m, y, w, args.search_epochs, args.lr, args.seed + 1, "search")
+    print(f"  imitation: {time.process_time() - t1:.0f} s CPU", flush=True)
+    values = None
+    if args.improve:
+        t2 = time.process_time()
+        print(f"improve: the policy plays {args.improve} partie against two robots, trying its likeliest actions", flush=True)
+        data = explore(policy, args.improve, f"improve:{args.seed}")
+        values = Policy.new(tuple(args.hidden), args.seed + 2)
+        fit_values(values, data, args.value_epochs, args.lr, args.seed + 2)
+        print(f"  improvement: {len(data['action'])} values, {time.process_time() - t2:.0f} s CPU", flush=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save(out, policy, values)
+    if args.evaluate:
+        t3 = time.process_time()
+        policy, values = saved.load(out)  # what the bot plays: the float16 weights
+        for name, act in (("policy", policy.greedy), ("policy with the learnt values", Chooser(policy, values))):
+            if name != "policy" and values is None:
+                continue
+            mean, se = evaluate(act, args.evaluate)
+            print(f"evaluate: {name} - robot {mean:+.1f} ± {1.96 * se:.1f} groše per partie "
+                  f"(each of {3 * args.evaluate} partie against two robots)", flush=True)
+        print(f"  evaluation: {time.process_time() - t3:.0f} s CPU", flush=True)
+    print(f"saved {out} ({out.stat().st_size // 1024} KiB) after {time.process_time() - t0:.0f} s CPU in this process")
+
+
+if __name__ == "__main__":
+    main()
