@@ -339,40 +339,39 @@ def test_the_sdk_offers_the_encoding_under_the_same_names():
 @given(seed=st.integers(0, 2**32 - 1), style=STYLES, fault_rate=st.sampled_from([0.0, 0.02]))
 def test_the_observation_is_the_encoding_of_a_view_built_from_scratch(seed, style, fault_rate):
     """The environments encode from the engine's state (referee/rl/encoder.py), not from the
-    view: at every decision of a partie, for every seat (the mover also after each talon step),
-    the observation against protocol.observation of Deal.view_from_scratch, and the mover's
-    mask against protocol.observation.action_mask of the legal list.  Raises, games against,
+    view: at every decision of a partie, for every seat (and after each talon step), the
+    observation against protocol.observation of Deal.view_from_scratch, and the mover's mask
+    against protocol.observation.action_mask of the legal list.  Raises, games against,
     takeovers, laid cards and faults come from the test chooser of test_properties."""
     rng = random.Random(seed)
     partie = Partie(seed=seed)
     checked = 0
+
+    def check(table, deal, legal):
+        nonlocal checked
+        for seat in range(3):
+            mine = table.pending if seat == deal.to_move else ()
+            want = O.observation(deal.view_from_scratch(seat), mine)
+            assert np.array_equal(table.observation(seat), want), (deal.phase, seat, mine)
+            checked += 1
+        if not deal.done:
+            assert bytes(table.mask_bytes()) == O.action_mask(legal, table.pending).tobytes(), (deal.phase, table.pending)
+
     for deal in partie.iter_deals():
         table = Stepper(deal)
         while True:
-            paths = [()]
-            if deal.phase == "talon":
-                a = rng.choice(deal.legal_actions())
-                idx = O.action_indices(a.code)
-                paths = [(), idx[:1], idx[:2]]
             legal = [a.code for a in deal.legal_actions()]
-            for pending in paths:
-                table.pending = pending
-                table._mask = None
-                for seat in range(3):
-                    mine = pending if seat == deal.to_move else ()
-                    want = O.observation(deal.view_from_scratch(seat), mine)
-                    assert np.array_equal(table.observation(seat), want), (deal.phase, seat, mine)
-                    checked += 1
-                if not deal.done:
-                    assert bytes(table.mask_bytes()) == O.action_mask(legal, pending).tobytes(), (deal.phase, pending)
-            table.pending = ()
-            table._mask = None
+            check(table, deal, legal)
             if deal.done:
                 break
             if rng.random() < fault_rate:
                 deal.fault(deal.to_move, "test", "injected by the property test")
                 continue
-            deal.apply(choose(rng, deal, style))
+            indices = O.action_indices(choose(rng, deal, style).code)
+            for i in indices[:-1]:  # a talon decision: observed after each of its first two steps
+                table.step(i)
+                check(table, deal, legal)
+            table.step(indices[-1])
     assert checked > 100
 
 
