@@ -69,12 +69,13 @@ def collect_chunk(folder: Path, n: int, teacher: str, nodes: int, seed: str) -> 
                 deal_id += 1
     folder.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, obs=np.array(xs), mask=np.array(ms), action=np.array(ys, np.int16),
+    cpu = time.process_time() - c0
+    np.savez_compressed(tmp, cpu_seconds=cpu, obs=np.array(xs), mask=np.array(ms), action=np.array(ys, np.int16),
                         robot=np.array(rs, np.int16), payment=np.array(pay, np.int16),
                         deal=np.array(deal_of, np.int32) + 1000 * n, seat=np.array(seat_of, np.int8),
                         obs_size=O.OBS_SIZE, n_actions=O.N_ACTIONS)
     tmp.replace(path)
-    return path, time.process_time() - c0
+    return path, cpu
 
 
 def _job(args):
@@ -90,28 +91,31 @@ def collect(folder: Path, partie: int, teacher: str = "search", nodes: int = 100
         return 0.0
     log(f"  {teacher}: {len(chunks)} chunks of {CHUNK} partie to play into {folder}")
     work = [(folder, n, teacher, nodes, seed) for n in chunks]
-    cpu = 0.0
+    every = max(1, len(work) // 20)  # at most about twenty lines of progress
+
+    def report(done) -> float:
+        cpu = 0.0
+        for k, (path, c) in enumerate(done, 1):
+            cpu += c
+            if k % every == 0 or k == len(work):
+                log(f"  {path.name} ({k}/{len(work)}, {cpu:.0f} s CPU so far)")
+        return cpu
+
     if jobs > 1:
         from multiprocessing import Pool
         with Pool(jobs) as pool:
-            for k, (path, c) in enumerate(pool.imap_unordered(_job, work), 1):
-                cpu += c
-                log(f"  {path.name} ({k}/{len(work)}, {c:.0f} s CPU)")
-    else:
-        for k, job in enumerate(work, 1):
-            path, c = _job(job)
-            cpu += c
-            log(f"  {path.name} ({k}/{len(work)}, {c:.0f} s CPU)")
-    return cpu
+            return report(pool.imap_unordered(_job, work))
+    return report(map(_job, work))
 
 
 def load(folder: Path, partie: int) -> dict[str, np.ndarray]:
-    """The chunks of the first ``partie`` partie, joined."""
+    """The chunks of the first ``partie`` partie, joined; ``cpu_seconds``: what making them took."""
     parts = [np.load(chunk_path(folder, n)) for n in range(-(-partie // CHUNK))]
     out = {k: np.concatenate([p[k] for p in parts]) for k in ("obs", "mask", "action", "robot", "payment", "deal", "seat")}
     for p in parts:
         if int(p["obs_size"]) != O.OBS_SIZE or int(p["n_actions"]) != O.N_ACTIONS:
             raise SystemExit(f"{folder} holds data of another encoding: delete it and collect again")
+    out["cpu_seconds"] = sum(float(p["cpu_seconds"]) for p in parts)
     return out
 
 

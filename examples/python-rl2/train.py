@@ -157,17 +157,20 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=Path("runs/python-rl2"), help="where data and the policy are written")
     ap.add_argument("--robot-partie", type=int, default=1000)
-    ap.add_argument("--search-partie", type=int, default=200)
+    ap.add_argument("--search-partie", type=int, default=100)
     ap.add_argument("--nodes", type=int, default=100_000, help="search's budget per decision (solver nodes)")
     ap.add_argument("--jobs", type=int, default=1, help="processes that play search's partie")
     ap.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
-    ap.add_argument("--robot-epochs", type=int, default=6)
-    ap.add_argument("--search-epochs", type=int, default=20)
-    ap.add_argument("--robot-share", type=float, default=0.2, help="weight of the robot's rows beside search's")
+    ap.add_argument("--robot-epochs", type=int, default=8)
+    ap.add_argument("--search-epochs", type=int, default=6)
+    ap.add_argument("--robot-share", type=float, default=0.1, help="weight of the robot's rows beside search's")
     ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--improve", type=int, default=1000, help="partie of improvement by play (0: none)")
-    ap.add_argument("--value-epochs", type=int, default=10)
-    ap.add_argument("--evaluate", type=int, default=100, help="partie per seat against two robots (0: none)")
+    ap.add_argument("--improve", type=int, default=1500, help="partie of each round of improvement by play (0: none)")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds of improvement: each plays with the values learnt so far")
+    ap.add_argument("--play-share", type=float, default=0.5, help="share of its card plays at which the bot tries its likeliest")
+    ap.add_argument("--value-epochs", type=int, default=8)
+    ap.add_argument("--margin", type=float, default=2.0, help="groše a learnt value must gain over the policy's own choice")
+    ap.add_argument("--evaluate", type=int, default=200, help="partie per seat against two robots (0: none)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=None, help="the policy file (default WORK/policy.npz)")
     args = ap.parse_args(argv)
@@ -175,12 +178,13 @@ def main(argv=None) -> None:
     out = args.out or args.work / "policy.npz"
     t0 = time.process_time()
     print(f"collect: robot {args.robot_partie} partie, search {args.search_partie} partie ({args.nodes} nodes a decision)", flush=True)
-    cpu = collect(args.work / "robot", args.robot_partie, "robot")
-    cpu += collect(args.work / f"search-{args.nodes}", args.search_partie, "search", args.nodes, jobs=args.jobs)
+    collect(args.work / "robot", args.robot_partie, "robot")
+    collect(args.work / f"search-{args.nodes}", args.search_partie, "search", args.nodes, jobs=args.jobs)
     robot = load(args.work / "robot", args.robot_partie)
     search = load(args.work / f"search-{args.nodes}", args.search_partie) if args.search_partie else None
-    print(f"  {len(robot['action'])} robot rows, {len(search['action']) if search else 0} search rows "
-          f"({cpu:.0f} s CPU in collecting processes)", flush=True)
+    print(f"  {len(robot['action'])} robot rows ({robot['cpu_seconds']:.0f} s CPU to play), "
+          f"{len(search['action']) if search else 0} search rows ({search['cpu_seconds'] if search else 0:.0f} s CPU to play; "
+          f"chunks made earlier count too)", flush=True)
     policy = Policy.new(tuple(args.hidden), args.seed)
     t1 = time.process_time()
     w = np.ones(len(robot["action"]), np.float32)
@@ -191,22 +195,27 @@ def main(argv=None) -> None:
         y = np.concatenate([search["action"], robot["action"]]).astype(np.int64)
         w = np.concatenate([np.ones(len(search["action"]), np.float32),
                             np.full(len(robot["action"]), args.robot_share, np.float32)])
-        fit(policy, x, m, y, w, args.search_epochs, args.lr, args.seed + 1, "search")
+        fit(policy, x, m, y, w, args.search_epochs, args.lr / 2, args.seed + 1, "search")
     print(f"  imitation: {time.process_time() - t1:.0f} s CPU", flush=True)
     values = None
     if args.improve:
         t2 = time.process_time()
-        print(f"improve: the policy plays {args.improve} partie against two robots, trying its likeliest actions", flush=True)
-        data = explore(policy, args.improve, f"improve:{args.seed}")
-        values = Policy.new(tuple(args.hidden), args.seed + 2)
-        fit_values(values, data, args.value_epochs, args.lr, args.seed + 2)
+        rounds = []
+        for r in range(1, args.rounds + 1):
+            act = policy.greedy if values is None else Chooser(policy, values, margin=args.margin)
+            print(f"improve, round {r}: the bot plays {args.improve} partie against two robots, its policy's "
+                  f"likeliest actions tried", flush=True)
+            rounds.append(explore(policy, args.improve, f"improve:{args.seed}:{r}", act=act, play_share=args.play_share))
+            data = {k: np.concatenate([d[k] for d in rounds]) for k in rounds[0]}
+            values = Policy.new(tuple(args.hidden), args.seed + 2 + r)
+            fit_values(values, data, args.value_epochs, args.lr, args.seed + 2 + r)
         print(f"  improvement: {len(data['action'])} values, {time.process_time() - t2:.0f} s CPU", flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     save(out, policy, values)
     if args.evaluate:
         t3 = time.process_time()
         policy, values = saved.load(out)  # what the bot plays: the float16 weights
-        for name, act in (("policy", policy.greedy), ("policy with the learnt values", Chooser(policy, values))):
+        for name, act in (("policy", policy.greedy), ("policy with the learnt values", Chooser(policy, values, margin=args.margin))):
             if name != "policy" and values is None:
                 continue
             mean, se = evaluate(act, args.evaluate)
