@@ -25,6 +25,7 @@ from referee.rl.stepper import Stepper
 from referee.rules.partie import Partie
 
 from collect import SCALE
+from learn import passes
 from policy import VALUE_SCALE, Policy, candidates
 
 def _own_steps(act, table: Stepper, seat: int) -> None:
@@ -101,47 +102,22 @@ def explore(policy: Policy, partie: int, seed: str, act=None, play_share: float 
     return {"obs": np.array(xs), "mask": np.array(ms), "action": np.array(ys, np.int16), "value": np.array(vs, np.float32)}
 
 
-def value_gradients(net: Policy, x: np.ndarray, y: np.ndarray, v: np.ndarray):
-    """Huber loss of the value of the index taken, and its gradients."""
-    p = net.params
-    hs, zs = [x], []
-    h = x
-    for i in range(0, len(p) - 2, 2):
-        z = h @ p[i] + p[i + 1]
-        zs.append(z)
-        h = np.maximum(z, 0.0)
-        hs.append(h)
-    out = h @ p[-2] + p[-1]
-    rows = np.arange(len(y))
-    err = out[rows, y] - v / VALUE_SCALE
-    loss = np.where(np.abs(err) < 1, 0.5 * err * err, np.abs(err) - 0.5).sum()
-    g = np.zeros_like(out)
-    g[rows, y] = np.clip(err, -1, 1) / len(y)
-    grads = [None] * len(p)
-    for i in range(len(p) - 2, -1, -2):
-        grads[i] = hs[i // 2].T @ g
-        grads[i + 1] = g.sum(axis=0)
-        if i:
-            g = (g @ p[i].T) * (zs[i // 2 - 1] > 0)
-    return loss, grads
+def fit_values(net: Policy, data: dict, epochs: int, lr: float, seed: int, log=print) -> None:
+    """Regress the values (Huber loss, in units of VALUE_SCALE groše) of the indices taken."""
+    y, v = data["action"].astype(np.int64), data["value"] / VALUE_SCALE
 
+    def loss_of(idx):
+        target, value = y[idx], v[idx]
 
-def fit_values(net: Policy, data: dict, epochs: int, lr: float, seed: int, batch: int = 512, log=print) -> None:
-    from train import Adam
+        def loss(out):
+            rows = np.arange(len(target))
+            err = out[rows, target] - value
+            g = np.zeros_like(out)
+            g[rows, target] = np.clip(err, -1, 1) / len(target)
+            return np.where(np.abs(err) < 1, 0.5 * err * err, np.abs(err) - 0.5).sum(), g, 0
+        return loss
 
-    rng = np.random.default_rng(seed)
-    opt = Adam(net.params, lr)
-    x, y, v = data["obs"], data["action"].astype(np.int64), data["value"]
-    n = len(y)
-    for epoch in range(epochs):
-        order = rng.permutation(n)
-        total = 0.0
-        opt.lr = lr * (0.5 ** (epoch / max(1, epochs / 2)))
-        for start in range(0, n, batch):
-            idx = order[start:start + batch]
-            loss, grads = value_gradients(net, x[idx].astype(np.float32) / SCALE, y[idx], v[idx])
-            for k in range(0, len(grads), 2):
-                grads[k] += 1e-5 * net.params[k]
-            opt.step(net.params, grads)
-            total += loss
-        log(f"  values epoch {epoch + 1}/{epochs}: Huber loss {total / n:.4f}")
+    def report(epoch, total, _extra):
+        log(f"  values epoch {epoch}/{epochs}: Huber loss {total / len(y):.4f}")
+
+    passes(net, data["obs"], loss_of, epochs, lr, seed, report)

@@ -25,94 +25,49 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-import sys  # noqa: E402
+import bots
+from protocol import observation as O
+from referee.rl.pettingzoo_env import MariasEnv
 
-sys.path.insert(0, str(HERE))
-from collect import SCALE, collect, load  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the example's own modules
+from collect import collect, load  # noqa: E402
 from improve import explore, fit_values  # noqa: E402
-from policy import Chooser, Policy, save  # noqa: E402
-import policy as saved  # noqa: E402
-
-import bots  # noqa: E402
-from protocol import observation as O  # noqa: E402
-from referee.rl.pettingzoo_env import MariasEnv  # noqa: E402
+from learn import passes  # noqa: E402
+from policy import Chooser, Policy, load as load_policy, save  # noqa: E402
 
 
 # ------------------------------------------------------------------ imitation
 
-class Adam:
-    def __init__(self, params, lr):
-        self.lr, self.t = lr, 0
-        self.m = [np.zeros_like(p) for p in params]
-        self.v = [np.zeros_like(p) for p in params]
-
-    def step(self, params, grads):
-        self.t += 1
-        c1, c2 = 1 - 0.9 ** self.t, 1 - 0.999 ** self.t
-        for p, g, m, v in zip(params, grads, self.m, self.v):
-            m *= 0.9
-            m += 0.1 * g
-            v *= 0.999
-            v += 0.001 * g * g
-            p -= self.lr * (m / c1) / (np.sqrt(v / c2) + 1e-8)
-
-
-def gradients(policy: Policy, x: np.ndarray, mask: np.ndarray, y: np.ndarray, w: np.ndarray):
-    """The weighted cross-entropy of the indices ``y`` among the open ones, and its gradients."""
-    p = policy.params
-    hs, zs = [x], []
-    h = x
-    for i in range(0, len(p) - 2, 2):
-        z = h @ p[i] + p[i + 1]
-        zs.append(z)
-        h = np.maximum(z, 0.0)
-        hs.append(h)
-    logits = h @ p[-2] + p[-1]
-    logits = np.where(mask, logits, -1e9)
-    logits -= logits.max(axis=1, keepdims=True)
-    e = np.exp(logits) * mask
-    prob = e / e.sum(axis=1, keepdims=True)
-    rows = np.arange(len(y))
-    loss = -(w * np.log(prob[rows, y] + 1e-12)).sum()
-    hits = (prob.argmax(axis=1) == y).sum()
-    g = prob
-    g[rows, y] -= 1
-    g *= (w / w.sum())[:, None]
-    grads = [None] * len(p)
-    for i in range(len(p) - 2, -1, -2):
-        grads[i] = hs[i // 2].T @ g
-        grads[i + 1] = g.sum(axis=0)
-        if i:
-            g = (g @ p[i].T) * (zs[i // 2 - 1] > 0)
-    return loss, hits, grads
-
-
 def fit(policy: Policy, x: np.ndarray, m: np.ndarray, y: np.ndarray, w: np.ndarray, epochs: int, lr: float,
-        seed: int, label: str, batch: int = 512, decay: float = 1e-5) -> None:
-    """``epochs`` passes of Adam over the rows (obs stored as uint8 x SCALE)."""
-    rng = np.random.default_rng(seed)
-    opt = Adam(policy.params, lr)
-    n = len(y)
-    for epoch in range(epochs):
-        order = rng.permutation(n)
-        loss = hits = 0.0
-        opt.lr = lr * (0.5 ** (epoch / max(1, epochs / 2)))  # halved over each half of the passes
-        for start in range(0, n, batch):
-            idx = order[start:start + batch]
-            xb = x[idx].astype(np.float32) / SCALE
-            lb, hb, grads = gradients(policy, xb, m[idx], y[idx], w[idx])
-            for k in range(0, len(grads), 2):
-                grads[k] += decay * policy.params[k]
-            opt.step(policy.params, grads)
-            loss += lb
-            hits += hb
-        print(f"  {label} epoch {epoch + 1}/{epochs}: loss {loss / w.sum():.3f}, agrees {hits / n:.1%}", flush=True)
+        seed: int, label: str) -> None:
+    """Softmax regression: the weighted cross-entropy of the indices ``y`` among the open ones."""
+    def loss_of(idx):
+        mask, target, weight = m[idx], y[idx], w[idx]
+
+        def loss(logits):
+            logits = np.where(mask, logits, -1e9)
+            logits -= logits.max(axis=1, keepdims=True)
+            e = np.exp(logits) * mask
+            prob = e / e.sum(axis=1, keepdims=True)
+            rows = np.arange(len(target))
+            value = -(weight * np.log(prob[rows, target] + 1e-12)).sum()
+            hits = (prob.argmax(axis=1) == target).sum()
+            g = prob
+            g[rows, target] -= 1
+            g *= (weight / weight.sum())[:, None]
+            return value, g, hits
+        return loss
+
+    def report(epoch, total, hits):
+        print(f"  {label} epoch {epoch}/{epochs}: loss {total / w.sum():.3f}, agrees {hits / len(y):.1%}", flush=True)
+
+    passes(policy, x, loss_of, epochs, lr, seed, report)
 
 
 # ------------------------------------------------------------------ evaluation
@@ -157,7 +112,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=Path("runs/python-rl2"), help="where data and the policy are written")
     ap.add_argument("--robot-partie", type=int, default=1000)
-    ap.add_argument("--search-partie", type=int, default=100)
+    ap.add_argument("--search-partie", type=int, default=120)
     ap.add_argument("--nodes", type=int, default=100_000, help="search's budget per decision (solver nodes)")
     ap.add_argument("--jobs", type=int, default=1, help="processes that play search's partie")
     ap.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
@@ -214,7 +169,7 @@ def main(argv=None) -> None:
     save(out, policy, values)
     if args.evaluate:
         t3 = time.process_time()
-        policy, values = saved.load(out)  # what the bot plays: the float16 weights
+        policy, values = load_policy(out)  # what the bot plays: the float16 weights
         for name, act in (("policy", policy.greedy), ("policy with the learnt values", Chooser(policy, values, margin=args.margin))):
             if name != "policy" and values is None:
                 continue
