@@ -121,13 +121,10 @@ LOOP = ("each environment runs the same loop: reset, then at every step observe 
 
 
 def _marias_episodes(deals: int):
-    import numpy as np
-
     from .pettingzoo_env import MariasEnv
 
     env = MariasEnv(deals=deals)
     env.reset(seed="bench-peers")
-    flatnonzero = np.flatnonzero
 
     def episode(rng) -> int:
         steps = 0
@@ -137,7 +134,7 @@ def _marias_episodes(deals: int):
             if termination or truncation:
                 env.step(None)
                 continue
-            legal = flatnonzero(obs["action_mask"])
+            legal = obs["action_mask"].nonzero()[0]  # the open indices of the mask
             env.step(legal[rng.randrange(len(legal))])
             steps += 1
         return steps

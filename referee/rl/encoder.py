@@ -34,6 +34,7 @@ _ANSWER_I = {a: i for i, a in enumerate(O.ANSWERS)}
 _ALL = (1 << 32) - 1
 _BYTES = tuple(bytes((v >> k) & 1 for k in range(8)) for v in range(256))
 _FIRST7 = 7
+_BIDDING = frozenset(("trump", "talon", "answer", "contract", "flek"))  # no card played yet
 _REL = tuple(tuple((s - seat) % 3 for s in range(3)) for seat in range(3))  # [seat][other] -> relative seat
 
 
@@ -66,7 +67,7 @@ class Encoder:
         self._answers: list[tuple[int, int]] = []  # (seat, answer index)
         self._raises = [0, 0, 0]  # raising answers other than dobra
         self._setup = 0  # bids read but the raising answers
-        self._setup_kept: list[tuple | None] = [None, None, None]  # per seat: (setup, *_setup_part(seat))
+        self._setup_kept: list[tuple | None] = [None, None, None]  # per seat: ((setup, bidding), *_setup_part(...))
 
     def _catch_up(self) -> None:
         """Read the actions applied since the last call: the finished tricks and the bids."""
@@ -106,10 +107,11 @@ class Encoder:
                 self._answers.append((seat, _ANSWER_I[a.code]))
         self._history = len(history)
 
-    def _setup_part(self, seat: int) -> tuple[bytes, int]:
+    def _setup_part(self, seat: int, bidding: bool) -> tuple[bytes, int]:
         """What changes only with a bid other than a raise (the trump, a talon, an answer, the
         contract, laying the cards): the bytes (with the bias), and the cards they show the
-        seat (the talons it knows, laid cards)."""
+        seat (the talons it knows, laid cards).  While ``bidding`` (no card played yet), the
+        hand and the unseen cards too: only those bids change the hands then."""
         d = self.deal
         buf = bytearray(O.OBS_SIZE)
         buf[_BIAS] = 1
@@ -141,20 +143,36 @@ class Encoder:
             buf[_LAID] = 1
             for c in d.laid[1]:
                 known |= 1 << c
+        if bidding:
+            hand = self._hand(seat)
+            buf[_HAND:_HAND + 32] = card_bytes(hand)
+            buf[_UNSEEN:_UNSEEN + 32] = card_bytes(_ALL & ~(known | hand))
         return bytes(buf), known
+
+    def _hand(self, seat: int) -> int:
+        d = self.deal
+        if seat == d.forhont and d.zlidu is None:  # R3.1: before the trump choice he saw seven cards
+            hand = 0
+            for c in d.hands[seat][:_FIRST7]:
+                hand |= 1 << c
+            return hand
+        return d.masks[seat]
 
     def observation(self, seat: int, pending: tuple[int, ...] = ()) -> np.ndarray:
         """The encoding of ``seat``'s view now, with the talon steps ``pending`` (see
         :func:`protocol.observation.observation`)."""
-        self._catch_up()
         d = self.deal
-        setup = self._setup_kept[seat]
-        if setup is None or setup[0] != self._setup:
-            setup = self._setup_kept[seat] = (self._setup, *self._setup_part(seat))
-        buf = bytearray(setup[1])
-        known = setup[2]
+        if self._history != len(d.history):
+            self._catch_up()
+        phase = d.phase
+        bidding = phase in _BIDDING
+        key = (self._setup, bidding)
+        kept = self._setup_kept[seat]
+        if kept is None or kept[0] != key:
+            kept = self._setup_kept[seat] = (key, *self._setup_part(seat, bidding))
+        buf = bytearray(kept[1])
         rel = _REL[seat]
-        buf[_PHASE + _PHASE_I[d.phase]] = 1
+        buf[_PHASE + _PHASE_I[phase]] = 1
         for comp, lv in d.levels.items():
             buf[_LEVEL_I[comp] + lv] = 1
         for p, s in d.proti.items():
@@ -165,6 +183,23 @@ class Encoder:
             for s in (0, 1, 2):
                 if raises[s]:
                     vals.append((_RAISES + rel[s], min(raises[s], 4) / 4))
+        if d.to_move is not None:
+            buf[_TOMOVE + rel[d.to_move]] = 1
+        if pending:
+            buf[_PGAME + pending[0] - O.TALON_GAME] = 1
+            if len(pending) > 1:
+                buf[_PDISCARD + pending[1] - O.DISCARD] = 1
+        if not bidding:
+            self._play_part(seat, rel, buf, kept[2], vals)
+        obs = np.frombuffer(buf, np.uint8).astype(np.float32)
+        for i, v in vals:
+            obs[i] = v
+        return obs
+
+    def _play_part(self, seat: int, rel: tuple[int, ...], buf: bytearray, known: int, vals: list) -> None:
+        """Into ``buf``: what the card play shows (the cards played, the trick, the voids,
+        tricks won, points, hlášky, laying down), the hand and the unseen cards."""
+        d = self.deal
         if self._tricks:
             known |= self._played_all
             played_bytes, won, void = self._played_bytes, self._won, self._void
@@ -183,12 +218,7 @@ class Encoder:
                     vals.append((_POINTS + rel[s], min(points[s], 100) / 100))
         for h in d.hlasky:
             buf[_HLASKY + 4 * rel[h.seat] + h.suit] = 1
-        if seat == d.forhont and d.zlidu is None:  # R3.1: before the trump choice he saw seven cards
-            hand = 0
-            for c in d.hands[seat][:_FIRST7]:
-                hand |= 1 << c
-        else:
-            hand = d.masks[seat]
+        hand = self._hand(seat)
         if hand:
             buf[_HAND:_HAND + 32] = card_bytes(hand)
             known |= hand
@@ -203,16 +233,6 @@ class Encoder:
                 known |= 1 << c
                 if r and c >> 3 != led:
                     buf[_VOID + 4 * r + led] = 1
-        if d.to_move is not None:
-            buf[_TOMOVE + rel[d.to_move]] = 1
-        if pending:
-            buf[_PGAME + pending[0] - O.TALON_GAME] = 1
-            if len(pending) > 1:
-                buf[_PDISCARD + pending[1] - O.DISCARD] = 1
         if d.lay_offered and seat == d.actor:
             buf[_LAY_OFFERED] = 1
         buf[_UNSEEN:_UNSEEN + 32] = card_bytes(_ALL & ~known)
-        obs = np.frombuffer(buf, np.uint8).astype(np.float32)
-        for i, v in vals:
-            obs[i] = v
-        return obs

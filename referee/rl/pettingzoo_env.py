@@ -86,10 +86,11 @@ class MariasEnv(AECEnv):
     def observe(self, agent):
         seat = _SEAT[agent]
         table = self.table
-        obs = table.observation(seat)
         if seat == table.deal.to_move:
+            obs = table.encoder.observation(seat, table.pending)
             mask = np.frombuffer(bytearray(table.mask_bytes()), np.int8)  # a copy: the caller may change it
         else:
+            obs = table.encoder.observation(seat)
             mask = np.zeros(O.N_ACTIONS, np.int8)
         return {"observation": obs, "action_mask": mask}
 
