@@ -17,7 +17,7 @@ import numpy as np
 
 from protocol import observation as O
 
-from ..rules.deal import Deal
+from ..rules.deal import DONE, Deal
 
 _OFF = O.OFFSET
 _HAND, _PLAYED, _TRICK, _LEADER, _TOMOVE, _VOID = (_OFF[k] for k in ("hand", "played", "trick", "trick_leader", "to_move", "void"))
@@ -165,7 +165,9 @@ class Encoder:
         if self._history != len(d.history):
             self._catch_up()
         phase = d.phase
-        bidding = phase in _BIDDING
+        # no card played yet (a deal may also end so: conceded, R6, or by a fault): the hands
+        # are what the bids counted in _setup made them
+        bidding = phase in _BIDDING or (phase == DONE and not d.played_mask and d.laid is None and not d.lay_offered)
         key = (self._setup, bidding)
         kept = self._setup_kept[seat]
         if kept is None or kept[0] != key:

@@ -189,7 +189,7 @@ class Partie:
         self.seed = new_seed() if seed is None else seed
         if deck is None:
             deck = shuffled_deck(self.seed)
-        self.initial_deck: list[Card] = [Card(c) for c in deck]
+        self.initial_deck: list[Card] = [c if c.__class__ is Card else Card(c) for c in deck]  # (Card() checks the range)
         self.n_deals = deals
         self.deals: list[Deal] = []
         self.cuts: list[int | None] = []
