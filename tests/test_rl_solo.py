@@ -137,19 +137,23 @@ def test_the_vector_form_steps_a_batch():
     envs.close()
 
 
-def test_a_protocol_bot_opponent_plays_through_the_referee_as_the_same_bot_in_process():
+def test_a_protocol_bot_opponent_plays_through_the_referee_as_the_same_bot_in_process(monkeypatch):
     """A command line is run by the referee (its process, limits and sandbox); the learner sees the
     view it is sent.  The same choices against the example policy's bot as a program and as an
-    object in this process give the same observations and rewards."""
+    object in this process give the same observations and rewards, also past the end of the
+    referee's match (one partie here), where the next match goes on."""
     import importlib.util
+
+    import referee.rl.solo_env as solo
+    monkeypatch.setattr(solo, "MATCH_PARTIE", 1)
     spec = importlib.util.spec_from_file_location("python_rl_bot", EXAMPLE / "bot.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    local = _play(MariasSoloEnv(opponents=["robot", module.Learned(EXAMPLE / "policy.npz")]), 11, 120, rng_seed=4)
+    local = _play(MariasSoloEnv(opponents=["robot", module.Learned(EXAMPLE / "policy.npz")]), 11, 200, rng_seed=4)
     env = MariasSoloEnv(opponents=["robot", f"{shlex.quote(sys.executable)} {shlex.quote(str(EXAMPLE / 'bot.py'))}"])
-    remote = _play(env, 11, 120, rng_seed=4)
+    remote = _play(env, 11, 200, rng_seed=4)
     env.close()
-    assert sum(t for *_x, t in local) >= 8
+    assert sum(t for *_x, t in local) >= 13  # into the second partie
     for (o1, m1, r1, t1), (o2, m2, r2, t2) in zip(local, remote):
         assert np.array_equal(o1, o2) and np.array_equal(m1, m2) and (r1, t1) == (r2, t2)
     assert env._table.thread is None  # closed: the referee's match ended, and its program with it

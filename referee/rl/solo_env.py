@@ -15,7 +15,8 @@ PettingZoo environment (the encoding of the view the seat is sent); a talon deci
 steps.  The reward is the learner's groše of every deal that ended during the step.
 
 The deals follow one another as at a table: partie 1 of ``marias match --seed S`` (the partie
-seed ``"S:1"``), its twelve deals, then partie 2, and so on; an episode is one deal
+seed ``"S:1"``), its twelve deals, then partie 2, and so on (after 10,000 partie, those of
+seed ``"S/2"``, then ``"S/3"``, ...); an episode is one deal
 (``deals=1``) or one partie (``deals=12``), and each ``reset()`` without a seed goes on with
 the next one (an episode left half-way is first played out, the learner taking its first
 open index).  ``reset(seed=S)`` starts again from partie 1 of seed S; without any seed the
@@ -24,6 +25,7 @@ match seed is a fresh secret one.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import weakref
@@ -33,19 +35,32 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+import bots
 from protocol import observation as O
 from protocol.sdk import Bot
 
 from ..rules.partie import Partie, new_seed, partie_seed
 from .stepper import IllegalIndex, Stepper
 
-BUILTIN = ("random", "robot", "search")
 _DEALS = 12
+#: partie a referee's match plays; then the next match goes on with seed "S/2", "S/3", ...
+MATCH_PARTIE = 10_000
+
+
+def _match_seed(seed, block: int):
+    """The seed of the ``block``-th (from 0) match of MATCH_PARTIE partie."""
+    return seed if block == 0 else f"{seed}/{block + 1}"
+
+
+def _partie_seed(seed, n: int) -> str:
+    """The seed of partie ``n`` (from 1) of the environment's sequence."""
+    block, i = divmod(n - 1, MATCH_PARTIE)
+    return partie_seed(_match_seed(seed, block), i + 1)
 
 
 def _builtin(entry: str) -> bool:
     name, _, arg = entry.partition(":")
-    return name in BUILTIN and (not arg or name == "random") and " " not in entry
+    return name in bots.BUILTIN and (not arg or name == "random") and " " not in entry
 
 
 class MariasSoloEnv(gymnasium.Env):
@@ -164,8 +179,6 @@ class _LocalTable:
         self.played = 0  # deals finished in this episode
 
     def start(self, match_seed) -> None:
-        import bots
-
         self.match_seed = match_seed
         self.n_partie = 0
         self.partie = None
@@ -180,7 +193,7 @@ class _LocalTable:
     def _next_deal(self) -> None:
         if self.partie is None or len(self.partie.deals) == _DEALS:
             self.n_partie += 1
-            self.partie = Partie(seed=partie_seed(self.match_seed, self.n_partie))
+            self.partie = Partie(seed=_partie_seed(self.match_seed, self.n_partie))
         self.table = Stepper(self.partie.next_deal())
 
     def next_episode(self):
@@ -216,12 +229,7 @@ class _LocalTable:
                 self.table.step(i)
 
     def _observe(self) -> dict:
-        table = self.table
-        if table.deal.done or table.deal.to_move != self.seat:
-            mask = np.zeros(O.N_ACTIONS, np.int8)
-        else:
-            mask = np.frombuffer(bytearray(table.mask_bytes()), np.int8)
-        return _obs(table.observation(self.seat), mask)
+        return _obs(self.table.observation(self.seat), self.mask())
 
     def step(self, index: int):
         table = self.table
@@ -231,7 +239,10 @@ class _LocalTable:
         return self._observe(), reward, done, False, info
 
     def mask(self) -> np.ndarray:
-        return self._observe()["action_mask"]
+        table = self.table
+        if table.deal.done or table.deal.to_move != self.seat:
+            return np.zeros(O.N_ACTIONS, np.int8)
+        return np.frombuffer(bytearray(table.mask_bytes()), np.int8)  # a copy: the caller may change it
 
     def legal(self) -> list[str]:
         return list(self.table.legal_texts()) if self.table.deal.to_move == self.seat else []
@@ -311,13 +322,10 @@ class _RefereeTable:
             if isinstance(o, Bot):
                 specs[s] = BotSpec(label=getattr(o, "name", "bot"), argv=[], bot=o)
             elif _builtin(o):
-                import bots
                 name, _, arg = o.partition(":")
                 specs[s] = BotSpec(label=o, argv=[], bot=bots.make(name, seed=arg or f"{match_seed}:{s}"))
             else:
                 specs[s] = BotSpec.parse(o)
-        config = MatchConfig(bots=specs, partie=1_000_000, seed=match_seed, limits=Limits(move_ms=self.move_ms),
-                             sandbox=self.sandbox, work_dir=Path(self.work_dir) if self.work_dir else None)
         stopping = self.learner
 
         def stop_between_partie(_line: str) -> None:
@@ -326,7 +334,11 @@ class _RefereeTable:
 
         def play() -> None:
             try:
-                run_match(config, progress=stop_between_partie)
+                for block in itertools.count():
+                    config = MatchConfig(bots=specs, partie=MATCH_PARTIE, seed=_match_seed(match_seed, block),
+                                         limits=Limits(move_ms=self.move_ms), sandbox=self.sandbox,
+                                         work_dir=Path(self.work_dir) if self.work_dir else None)
+                    run_match(config, progress=stop_between_partie)
             except _Stop:
                 pass
             except BaseException as exc:  # noqa: BLE001 - handed to the environment's caller
@@ -385,9 +397,8 @@ class _RefereeTable:
 
     def _observe(self) -> dict:
         if self.request is None:
-            return _obs(O.observation(self.final), np.zeros(O.N_ACTIONS, np.int8))
-        view, legal = self.request
-        return _obs(O.observation(view, self.pending), O.action_mask(legal, self.pending))
+            return _obs(O.observation(self.final), self.mask())
+        return _obs(O.observation(self.request[0], self.pending), self.mask())
 
     def step(self, index: int):
         view, legal = self.request
@@ -404,7 +415,9 @@ class _RefereeTable:
         return self._observe(), reward, done, False, {"partie": self.position[0], "deal": self.position[1]}
 
     def mask(self) -> np.ndarray:
-        return self._observe()["action_mask"]
+        if self.request is None:
+            return np.zeros(O.N_ACTIONS, np.int8)
+        return O.action_mask(self.request[1], self.pending)
 
     def legal(self) -> list[str]:
         return list(self.request[1]) if self.request is not None else []
