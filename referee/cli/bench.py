@@ -97,7 +97,7 @@ def bench_env(
     seconds: float = typer.Option(1.0, "--seconds", min=0.05, help="--peers: CPU seconds each environment runs in each round."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """The PettingZoo environment's steps per CPU second against the engine's own decisions, same deals, same run (needs the rl extra). With --peers, against other environments: each runs the same loop -- reset; at every step observe the player to move (observation and legal actions), pick a legal action uniformly at random, step; reset when the episode ends -- and its players' actions per CPU second of the process (resets included) are compared."""
+    """The PettingZoo environment's steps per CPU second against the engine's own decisions, same deals, same run (needs the rl extra). With --peers, against other environments: each runs the same loop -- reset; at every step observe the player to move (its observation and its legal actions: the open indices of the action mask, rlcard's legal_actions, OpenSpiel's legal list), pick one uniformly at random, step; reset when the episode ends -- and its players' actions per CPU second of the process (resets included) are compared."""
     try:
         from ..rl.bench import env_speed, peers_speed
     except ImportError as exc:
