@@ -405,3 +405,15 @@ def test_bench_peers_runs_each_installed_environment_and_notes_the_missing(monke
     assert rows["MariasEnv (one deal an episode)"]["steps_per_cpu_second"] > 0
     assert len(r["notes"]) == 2 and all("skipped" in n for n in r["notes"])
     assert "uniformly at random" in r["loop"]
+
+
+def test_marias_bench_env_peers_prints_the_ratios_and_the_loop(monkeypatch):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+    from referee.rl import bench
+    monkeypatch.setattr(bench, "PEERS", bench.PEERS[:2] + (("no such library", "no_such_library", "x"),))
+    r = CliRunner().invoke(app, ["bench", "env", "--peers", "--seconds", "0.05", "--repeats", "1"])
+    assert r.exit_code == 0, r.output
+    assert "MariasEnv (one deal an episode)" in r.output and "MariasEnv / it" in r.output
+    assert "note: no such library: skipped" in r.output and "uniformly at random" in r.output
