@@ -209,7 +209,7 @@ def test_two_people_play_a_partie_at_one_table_through_an_invite_link(browser, b
     browser2.get(link)
     wait(lambda: browser2.find_element(By.ID, "sit"), what="the invited seat")
     assert browser2.current_url.endswith(f"/play/{table.id}/1")
-    browser2.find_element(By.ID, "name").send_keys("Bob")
+    browser2.find_element(By.ID, "name").send_keys("Bob<img src=x>")  # a name is text, never markup
     browser2.find_element(By.ID, "sit").click()
     shot = {"trick": False, "settlement": False}
     t0 = time.monotonic()
@@ -232,6 +232,7 @@ def test_two_people_play_a_partie_at_one_table_through_an_invite_link(browser, b
         if not moved:
             time.sleep(0.05)
     assert states == ["finished", "finished"], states
+    assert "Bob<img src=x>" in browser.find_element(By.ID, "felt").text and not browser.find_elements(By.CSS_SELECTOR, "#felt img")
     assert all(shot.values()), shot
     browser.save_screenshot(str(shots / "web-table-end.png"))
     for b, seat in ((browser, 0), (browser2, 1)):  # each page got its seat's lines, all of them, and only them

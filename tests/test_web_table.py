@@ -169,7 +169,7 @@ def test_three_people_play_a_partie_through_their_invite_links_each_sent_exactly
     report = validate_file(log, transcripts=log.parent)
     assert report.ok and report.complete and report.transcripts == 3, report.lines()
     header = json.loads(log.read_text().splitlines()[0])
-    assert [b["label"] for b in header["bots"]] == ["Ann", "Bob", "Cyril"]
+    assert [(b["label"], b["command"]) for b in header["bots"]] == [(n, "builtin:person") for n in ("Ann", "Bob", "Cyril")]
     for seat, p in enumerate((ann, bob, cyril)):  # the server never sends one seat's lines to another
         expected = expected_lines(log, seat)
         assert p.lines[:len(expected)] == expected
@@ -287,3 +287,24 @@ def test_marias_serve_on_a_taken_port_says_so_and_exits_2(tmp_path):
         r = CliRunner().invoke(cli, ["serve", str(tmp_path), "--port", str(port)])
     assert r.exit_code == 2, r.output
     assert f"port {port} on 127.0.0.1 is taken" in r.output and "--port" in r.output and "Errno" not in r.output
+
+
+def test_the_index_lists_a_table_in_play_with_its_idle_time_and_a_persons_name_as_text(tmp_path):
+    (tmp_path / "served").mkdir()
+    app = create_app([tmp_path / "served"], play_dir=tmp_path / "served" / "plays", sandbox="none", table_idle_minutes=7)
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        r = c.post("/play", data={"seat0": "you", "seat1": "person", "seat2": "random", "name": "<img src=x onerror=alert(1)>"},
+                   headers={"origin": "http://127.0.0.1"}, follow_redirects=False)
+        assert r.status_code == 303
+        index = c.get("/").text
+        listed = index.split("Tables in play")[1]
+        assert "&lt;img src=x onerror=alert(1)&gt;" in listed and "<img" not in listed
+        assert "free — an invited person" in listed and "not begun" in listed
+        assert "for 7 minutes ends" in index
+        status = c.get(r.headers["location"] + "/status").json()
+        assert status["idle_minutes"] == 7 and status["seats"][0]["name"] == "<img src=x onerror=alert(1)>"
+        c.post(r.headers["location"] + "/quit", headers={"origin": "http://127.0.0.1"})
+        t = app.state.tables.get(r.headers["location"].split("/")[2])
+        t.thread.join(30)
+        assert t.state == "stopped" and "left the table" in t.reason
+        assert "Tables in play" in c.get("/").text and t.id not in c.get("/").text

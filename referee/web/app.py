@@ -158,7 +158,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         return TEMPLATES.TemplateResponse(request, "index.html", {
             "title": "the served folders", "items": items, "notes": notes,
             "roots": [f.name or "/" for f in roots.folders], "bots": tables.choices(), "tables": tables.in_progress(),
-            "move_times": MOVE_TIMES_S, "page": {"kind": "index"},
+            "move_times": MOVE_TIMES_S, "idle_minutes": f"{tables.idle_s / 60:g}", "page": {"kind": "index"},
             "inline": None})
 
     # ------------------------------------------------------------------ tournaments and duels

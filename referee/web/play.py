@@ -370,7 +370,8 @@ class Table:
             else:
                 seats.append({"seat": s, "kind": "bot", "name": choice, "taken": True, "here": True})
         return {"table": self.id, "state": self.state, "reason": self.reason, "deal": self.deal, "deals": 12,
-                "move_s": self.seating.move_s, "seats": seats, "labels": self.labels()}
+                "move_s": self.seating.move_s, "idle_minutes": round(self.tables.idle_s / 60, 2), "seats": seats,
+                "labels": self.labels()}
 
     def status(self, place: Place) -> dict:
         """What ``place``'s page is told besides its protocol lines: the table, the line awaiting an

@@ -218,7 +218,8 @@
     const won = tricksWon()[s];
     const badges = [role(s) ? el("span", { class: "badge" }, role(s)) : null,
                     v.actor === s && v.game ? el("span", { class: "badge actor" }, "actor") : null,
-                    st && st.kind === "person" && s !== me ? el("span", { class: "badge " + (st.here ? "here" : "away") }, st.here ? "here" : "away") : null,
+                    st && st.kind === "person" && s !== me ? (st.taken ? el("span", { class: "badge " + (st.here ? "here" : "away") }, st.here ? "here" : "away")
+                                                               : el("span", { class: "badge away" }, "invited")) : null,
                     st && st.kind === "bot" ? el("span", { class: "badge bot" }, "bot") : null];
     const total = T.totals[s] + (T.settled && T.result ? T.result.payments[s] : 0);
     return el("div", { class: "plate" + (T.view && T.view.to_move === s && !T.settled ? " to-move" : "") },
@@ -399,9 +400,11 @@
           " ", el("button", { type: "button", onclick: () => navigator.clipboard && navigator.clipboard.writeText(url) }, "copy")));
       }
     }
-    box.append(el("p", { class: "muted" }, "The partie begins when every seat is taken; the bots start then."));
+    box.append(el("p", { class: "muted" }, "The partie begins when every seat is taken; the bots start then. " + idleWords(st)));
     return el("div", { class: "overlay", id: "waiting" }, box);
   }
+  const idleWords = (st) => "A table ends when the person it waits for has had no page of it open and given no answer for " +
+    st.idle_minutes + " minutes (its log is kept, incomplete).";
   function endBox(st) {
     const box = el("div", { class: "paper" });
     if (T.final) {
@@ -440,6 +443,7 @@
       : T.ended ? (st.state === "finished" ? "finished" : "ended: " + (st.reason || st.state))
       : "partie " + (T.partie || 1) + " · deal " + (T.deal || "–") + " of " + T.deals + (st.move_s ? " · move time " + st.move_s + " s" : "") +
         (awaiting() && T.ask.msg.type === "request" ? " · your move" : T.view && T.view.to_move !== null && T.view.to_move !== undefined && !T.settled ? " · " + who(T.view.to_move) + " to move" : "");
+    $("table-note").textContent = st.idle_minutes && !T.ended ? idleWords(st) : "";
     if (T.ended) document.body.dataset.state = st.state;
   }
 
