@@ -239,6 +239,16 @@ def test_two_people_play_a_partie_at_one_table_through_an_invite_link(browser, b
         assert b.execute_script("return window.mariasLines") == table.place(seat).lines
         assert not b.find_element(By.ID, "quit").is_displayed()  # issue 34: it stayed after the partie ended
         assert b.find_element(By.ID, "play-again").is_displayed()
+    # the German suits drawn here, or the terminal's French symbols: one click, remembered in this browser
+    sign = "return document.querySelector('#marias-signs #sign-a').innerHTML"
+    german = browser.execute_script(sign)
+    browser.find_element(By.ID, "suits-toggle").click()
+    assert browser.execute_script(sign) != german and "French" in browser.find_element(By.ID, "suits-toggle").text
+    browser.refresh()
+    wait(lambda: browser.find_element(By.ID, "end"), what="the end of the partie, the tab reopened")
+    assert browser.execute_script("return document.documentElement.classList.contains('suits-french')")
+    assert browser.execute_script("return window.mariasLines") == table.place(0).lines  # a reopened tab: all its lines again
+    browser.save_screenshot(str(shots / "web-table-end-french.png"))
     r = marias("validate", str(table.log_path), "--transcript", str(table.log_path.parent))
     assert r.returncode == 0, r.stdout
     browser2.find_element(By.ID, "review-link").click()
