@@ -21,7 +21,7 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-from tests.web_server import LiveServer  # noqa: E402
+from tests.web_server import serving  # noqa: E402
 
 BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 DRIVER = shutil.which("chromedriver")
@@ -56,10 +56,7 @@ def browser():
 
 @pytest.fixture
 def server(tmp_path):
-    (tmp_path / "served").mkdir()
-    srv = LiveServer([tmp_path / "served"], tmp_path / "served" / "plays")
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path)
 
 
 def wait(cond, timeout=60.0, what="the page"):

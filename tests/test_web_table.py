@@ -27,7 +27,7 @@ from referee.logs.validate import validate_file  # noqa: E402
 from referee.tools.replay_bot import seat_script  # noqa: E402
 from referee.web.app import create_app  # noqa: E402
 from referee.web.play import Seating, Tables  # noqa: E402
-from tests.web_server import LiveServer  # noqa: E402
+from tests.web_server import serving  # noqa: E402
 
 
 class Person:
@@ -106,10 +106,7 @@ def expected_lines(log: Path, seat: int) -> list[str]:
 
 @pytest.fixture
 def server(tmp_path):
-    (tmp_path / "served").mkdir()
-    srv = LiveServer([tmp_path / "served"], tmp_path / "served" / "plays")
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path)
 
 
 def test_three_people_play_a_partie_through_their_invite_links_each_sent_exactly_their_seats_lines(server, tmp_path):
