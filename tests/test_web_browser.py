@@ -208,7 +208,9 @@ def test_two_people_play_a_partie_at_one_table_through_an_invite_link(browser, b
     assert browser2.current_url.endswith(f"/play/{table.id}/1")
     browser2.find_element(By.ID, "name").send_keys("Bob<img src=x>")  # a name is text, never markup
     browser2.find_element(By.ID, "sit").click()
-    shot = {"trick": False, "settlement": False}
+    shot = {"trick": False, "settlement": False, "last trick": False}
+    looking = "const t = document.getElementById('trick'); return t.classList.contains('looking') && " \
+              "t.querySelectorAll('.card').length === 3 && t.querySelector('.trick-label').textContent.startsWith('last trick: taken by')"
     t0 = time.monotonic()
     while time.monotonic() - t0 < 900:
         states = [b.execute_script("return document.body.dataset.state") for b in (browser, browser2)]
@@ -223,6 +225,10 @@ def test_two_people_play_a_partie_at_one_table_through_an_invite_link(browser, b
                 if not shot["settlement"] and b.find_elements(By.ID, "settlement"):
                     b.save_screenshot(str(shots / "web-table-settlement.png"))
                     shot["settlement"] = True
+                if b is browser and not shot["last trick"] and b.find_element(By.ID, "last-trick").is_enabled():
+                    b.find_element(By.ID, "last-trick").click()  # the last trick taken, to be looked at
+                    shot["last trick"] = b.execute_script(looking)
+                    b.find_element(By.ID, "last-trick").click()
                 moved = step(b) is not None or moved
             except Exception:  # noqa: BLE001 - the page moved on under the click (the next line came)
                 moved = True
