@@ -153,7 +153,9 @@ def test_three_people_play_a_partie_through_their_invite_links_each_sent_exactly
     assert bob.c.post(f"/play/{table}/2/answer", content="{}").status_code == 403
     assert bob.c.post(f"/play/{table}/0/quit").status_code == 403
     index = eve.get("/").text
-    assert "Ann" in index and "Bob" in index and "Cyril" in index and table not in index
+    assert "Ann" in index and "Bob" in index and "Cyril" in index
+    assert f'href="/play/{table}"' in index  # back to one's seat: the cookie of the seat says which
+    assert eve.get(f"/play/{table}", follow_redirects=False).status_code == 403
     assert not any(t in index for t in tokens.values())
     for t in threads:
         t.join(max(1.0, deadline - time.monotonic()))
