@@ -249,6 +249,9 @@ def test_an_idle_table_ends_stops_its_bots_and_keeps_its_log_incomplete(tmp_path
         [problem] = report.lines()
         assert not report.complete and "incomplete" in problem and "not a result" in problem, problem
         assert t.log_path.name in c.get("/").text  # the writer let it go: listed (as incomplete)
+        c.cookies.set("marias-seat-1", place.token)
+        status = c.get("/play/" + t.id + "/1/status").json()
+        assert status["log"].endswith(t.log_path.name) and "review" not in status  # deal 1 was not played to its end
         assert "none" in c.get("/").text.split("Tables in play")[1][:200]  # no longer in play
 
 

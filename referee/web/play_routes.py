@@ -117,6 +117,8 @@ class PlayPages:
         log = log_link(self.roots, t.log_path)
         if log is None:
             return {"log_file": t.log_path.name}
+        if t.state != "finished" and t.deal < 2:
+            return {"log": log}  # no deal of it was played to its end: nothing to review
         return {"log": log, "review": "/replay/" + log[len("/log/"):] + f"?partie=1&deal=1&seat={p.seat}"}
 
     def _status(self, t: Table, p: Place, sent: int | None = None) -> dict:
