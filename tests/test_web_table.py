@@ -121,7 +121,7 @@ def test_three_people_play_a_partie_through_their_invite_links_each_sent_exactly
     assert st["state"] == "waiting" and [x["taken"] for x in st["seats"]] == [True, False, False]
     invites = st["invites"]
     assert set(invites) == {"1", "2"}
-    tokens = {0: ann.c.cookies[f"marias-seat-0"], 1: invites["1"].rsplit("/", 1)[1], 2: invites["2"].rsplit("/", 1)[1]}
+    tokens = {0: ann.c.cookies["marias-seat-0"], 1: invites["1"].rsplit("/", 1)[1], 2: invites["2"].rsplit("/", 1)[1]}
     assert len(set(tokens.values())) == 3 and all(len(t) >= 32 for t in tokens.values())
 
     # the seats' tokens: each admits its own seat only
@@ -244,7 +244,7 @@ def test_an_idle_table_ends_stops_its_bots_and_keeps_its_log_incomplete(tmp_path
         t.thread.join(60)
         assert t.state == "stopped" and t.reason.startswith("idle:"), t.reason
         assert not bot_pids() - before, "a bot process outlived its table"
-        assert not any(p.exists() for p in map(lambda x: Path(f"/proc/{x}"), bots))
+        assert not any(Path(f"/proc/{x}").exists() for x in bots)
         report = validate_file(t.log_path)  # every line it has sound: only the end is missing
         [problem] = report.lines()
         assert not report.complete and "incomplete" in problem and "not a result" in problem, problem

@@ -222,7 +222,7 @@ class PlayPages:
 
     async def answer(self, request: Request):
         try:
-            t, p = self._place(request)
+            _, p = self._place(request)
         except Refused as e:
             return e.response()
         raw = (await request.body()).decode("utf-8", "replace").strip()
