@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -310,3 +311,42 @@ def test_the_index_lists_a_table_in_play_with_its_idle_time_and_a_persons_name_a
         t.thread.join(30)
         assert t.state == "stopped" and "left the table" in t.reason
         assert "Tables in play" in c.get("/").text and t.id not in c.get("/").text
+
+
+def test_an_open_seats_page_holds_no_worker_thread(server):
+    """The server's worker threads serve every page: a seat's event stream, open for as long as the
+    partie lasts, waits without one (16 tables of three people would otherwise take 48)."""
+    ann = Person(server.url)
+    r = ann.c.post("/play", data={"seat0": "you", "seat1": "random", "seat2": "random"}, follow_redirects=False)
+    ann.seat_path = r.headers["location"]
+    got: list[int] = []
+    stop = threading.Event()
+
+    def read():
+        for event, _, _ in ann.events(0, lambda n: stop.is_set()):
+            got.append(1)
+            if stop.is_set():
+                return
+
+    readers = [threading.Thread(target=read, daemon=True) for _ in range(3)]
+    for t in readers:
+        t.start()
+    deadline = time.monotonic() + 60
+    while len(got) < 6 and time.monotonic() < deadline:  # each stream sent its lines and the table's state
+        time.sleep(0.05)
+    waiting = []
+    for _ in range(5):
+        frames = sys._current_frames().values()
+        waiting += [f for top in frames for f in _stack(top) if f.f_code.co_name == "wait_lines"]
+        time.sleep(0.1)
+    stop.set()
+    assert ann.post("/quit", {}).status_code == 200
+    for t in readers:
+        t.join(30)
+    assert len(got) >= 6 and not waiting, f"{len(waiting)} worker thread(s) held by an open seat's stream"
+
+
+def _stack(frame):
+    while frame is not None:
+        yield frame
+        frame = frame.f_back

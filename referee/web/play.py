@@ -211,6 +211,12 @@ class Place:
             self.pending = self._pending_msg = None
             self.table.cond.notify_all()
 
+    def lines_from(self, start: int) -> list[str]:
+        """The lines from index ``start`` on, at once; the page that asks is here."""
+        self.seen = time.monotonic()
+        with self.table.cond:
+            return self.lines[start:]
+
     def wait_lines(self, start: int, timeout: float) -> list[str]:
         """The lines from index ``start`` on, waiting up to ``timeout`` s for one; the page is here."""
         self.seen = time.monotonic()

@@ -16,9 +16,11 @@ the table has ended), and ``event: end`` when nothing more will come.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, quote
 
+import anyio
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
@@ -26,6 +28,8 @@ from starlette.routing import Route
 
 from .play import LIVE, PERSON, YOU, Place, Seating, Table, Tables
 
+#: how often an open seat's stream looks for new lines (a line reaches its page within this)
+POLL_S = 0.05
 #: how long a seat's cookie lasts (a table lives as long as the server; this bounds a forgotten cookie)
 COOKIE_S = 2 * 86_400
 
@@ -192,7 +196,7 @@ class PlayPages:
         async def stream():
             n, told = start, None
             while await self.open_stream(request):
-                lines = await run_in_threadpool(p.wait_lines, n, self.tick_s)
+                lines = await self._lines(t, p, n)
                 for line in lines:
                     n += 1
                     yield f"id: {n}\nevent: line\ndata: {line}\n\n"
@@ -207,6 +211,17 @@ class PlayPages:
                     yield ": tick\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-store"})
+
+    async def _lines(self, t: Table, p: Place, n: int) -> list[str]:
+        """The seat's lines from ``n`` on, waiting up to a tick for one by looking every
+        :data:`POLL_S`: a seat's page may stay open for hours and holds no worker thread meanwhile
+        (those serve every other page; 16 tables of three people would take 48 of them)."""
+        end = time.monotonic() + self.tick_s
+        while True:
+            lines = p.lines_from(n)
+            if lines or t.state not in LIVE or time.monotonic() >= end:
+                return lines
+            await anyio.sleep(POLL_S)
 
     async def sit(self, request: Request):
         try:
