@@ -11,9 +11,11 @@ BUILTIN = ("random", "robot", "search")
 SEARCH_MS = 300.0
 
 
-def make(name: str, seed: int | str = 0, *, ms: float = SEARCH_MS, nodes: int | None = None) -> Bot:
+def make(name: str, seed: int | str = 0, *, ms: float = SEARCH_MS, nodes: int | None = None,
+         rollout_policy: str | None = None) -> Bot:
     """A fresh built-in bot by name (``ms``/``nodes``: the search bot's limit per decision, in CPU
-    milliseconds or in solver nodes)."""
+    milliseconds or in solver nodes; ``rollout_policy``: a trained policy file its first tricks
+    play out with instead of the robot, :mod:`bots.search_policy`)."""
     if name == "random":
         from .random_bot import RandomBot
         return RandomBot(seed)
@@ -22,5 +24,5 @@ def make(name: str, seed: int | str = 0, *, ms: float = SEARCH_MS, nodes: int | 
         return Robot()
     if name == "search":
         from .search import SearchBot
-        return SearchBot(seed, ms=ms, nodes=nodes)
+        return SearchBot(seed, ms=ms, nodes=nodes, rollout_policy=rollout_policy)
     raise KeyError(f"unknown built-in bot {name!r} (built-ins: {', '.join(BUILTIN)})")

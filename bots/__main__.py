@@ -19,8 +19,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", default="0", help="seed of the bot's own random choices (random, search)")
     parser.add_argument("--ms", type=_positive(float), default=SEARCH_MS, help=f"search: the most CPU time any one decision may take, in milliseconds (default {SEARCH_MS:g}; card plays take a share of it, bidding up to all)")
     parser.add_argument("--nodes", type=_positive(int), default=None, help="search: budget per decision in solver nodes instead of time (reproducible)")
+    parser.add_argument("--rollout-policy", default=None, metavar="FILE",
+                        help="search: play the first tricks' worlds out with this trained policy (an .npz of "
+                             "examples/python-rl2/train.py; needs numpy) instead of the robot's")
     args = parser.parse_args(argv)
-    return run(make(args.name, seed=args.seed, ms=args.ms, nodes=args.nodes))
+    return run(make(args.name, seed=args.seed, ms=args.ms, nodes=args.nodes, rollout_policy=args.rollout_policy))
 
 
 def _positive(kind):

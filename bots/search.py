@@ -74,9 +74,16 @@ class SearchBot(Bot):
     name = "search"
     version = "1"
 
-    def __init__(self, seed: int | str = 0, ms: float = SEARCH_MS, nodes: int | None = None, bid: bool = True):
+    def __init__(self, seed: int | str = 0, ms: float = SEARCH_MS, nodes: int | None = None, bid: bool = True,
+                 rollout_policy: str | None = None):
         self.seed = seed
         self.bid = bid  # False: bid and raise as the robot does (to measure what bidding by search adds)
+        # the first tricks' play-outs: the robot's policy at every seat, or a trained one (bots/search_policy.py)
+        if rollout_policy:
+            from .search_policy import PolicyPlayOut
+            self.play_out = PolicyPlayOut(rollout_policy).play_out
+        else:
+            self.play_out = search_rollout.play_out
         self.ms = float(ms)
         self.nodes = nodes
         self.robot = Robot()

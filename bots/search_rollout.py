@@ -5,8 +5,8 @@ An exact solve from more tricks left than :data:`bots.search.EXACT_TRICKS`
 a one-step improvement of the robot's play: in each sampled world (consistent
 with the view and explaining the others' bids, as for the exact search) the
 deal is rebuilt in the engine (:func:`rebuild`), every legal card is played and
-the deal played out with the robot's policy for every seat, and the groše of
-the bot's seat are counted.  The same worlds serve every card (a paired
+the deal played out with the robot's policy for every seat (or a trained
+policy's, :mod:`bots.search_policy`), and the groše of the bot's seat are counted.  The same worlds serve every card (a paired
 comparison); the robot's own card stays unless another beats it by more than
 :data:`bots.search_bid.MARGIN` standard errors and :data:`bots.search_bid.MIN_GAIN`
 groše: the bidding's own test, :func:`bots.search_bid.best_of_scores`.
@@ -89,7 +89,7 @@ def choose(bot, view: dict, know, texts: list[str], prior: str, budget, rng: ran
         for t in texts:
             e = d.copy()
             e.apply(t)
-            scores[t].append(play_out(e, me))
+            scores[t].append(bot.play_out(e, me))
             if bot.nodes is not None:
                 budget.used += ROLLOUT_NODES
         worlds += 1

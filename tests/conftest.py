@@ -60,6 +60,7 @@ SLOW_TESTS = {
     "test_seeds.py::test_two_matches_with_the_same_seed_at_once_keep_both_logs",
     "test_hints.py::test_an_unflushed_bot_is_not_said_not_to_start",
     "test_hints.py::test_check_of_an_unquoted_path_with_spaces_says_to_quote_it",
+    "test_web_browser.py::test_two_people_play_a_partie_at_one_table_through_an_invite_link",  # two browsers, ~60 s
 }
 
 

@@ -15,6 +15,25 @@ def test_near_miss_card_without_prefix_and_spelling():
     assert near_miss("spatan", ["dobra", "spatna"]) == "spatna"
 
 
+def test_near_miss_never_swaps_one_card_for_another_by_its_spelling():
+    """Issue 34: ``play:Ah`` (the ace of hearts, not allowed now) drew "did you mean 'play:Xa'?", the ten
+    of acorns: a card that merely shares letters.  A card is suggested only as the same card in
+    another notation; otherwise the hint lists the cards that could have been played."""
+    legal = ["play:Xa", "play:7a", "play:Ka"]
+    assert near_miss("play:Ah", legal) is None
+    assert near_miss("trump:Ah", ["trump:Xa", "trump:zlidu"]) is None
+    assert near_miss("play:10a", legal) == "play:Xa"
+    assert near_miss("play:K♣", legal) == "play:Ka"  # the terminal's symbol for žaludy
+    assert near_miss("7a", legal) == "play:7a"
+    assert near_miss("barva:8b,Uh", ["barva:Uh,8b", "barva:Uh,9b"]) == "barva:Uh,8b"
+    assert near_miss("barva:8b,Ul", ["barva:Uh,8b", "barva:Uh,9b"]) is None
+    text = describe(FaultContext("illegal", "action 'play:Ah' is not one of the 3 legal actions", bot="b", seat=1,
+                                 evidence='{"type":"action","id":9,"action":"play:Ah"}',
+                                 rule="R7.2: must follow suit (žaludy)", legal=tuple(legal)))
+    assert "did you mean" not in text
+    assert "answer one of the legal actions offered: play:Xa, play:7a, play:Ka" in text
+
+
 def test_near_miss_none_when_nothing_is_close():
     assert near_miss("xyzzy", ["dobra", "spatna"]) is None
     assert near_miss("dobra", ["dobra"]) is None  # already legal: nothing to suggest

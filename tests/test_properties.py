@@ -377,3 +377,24 @@ def test_collector_agrees_on_the_hand_built_deals():
             expected = collect([str(c) for c in d.deck], d.forhont, history, k)
             from referee.rules.partie import next_deck
             assert [str(c) for c in next_deck(d, k)] == expected
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), forhont=st.integers(0, 2), style=STYLES)
+def test_the_masks_of_cards_to_play_and_to_discard_are_the_legal_lists(seed, forhont, style):
+    """Deal.play_mask and Deal.discard_mask (what the learning environments open) against the
+    legal list at every decision of a deal: the cards played, and every ordered pair of two
+    different cards of a discard mask, exactly."""
+    rng = random.Random(seed)
+    d = Deal(shuffled_deck(seed), forhont)
+    while not d.done:
+        legal = d.legal_actions()
+        plays = {a.cards[0] for a in legal if a.kind == "play"}
+        assert d.play_mask() == sum(1 << c for c in plays)
+        for kind in ("barva", "betl", "durch"):
+            m = d.discard_mask(kind)
+            pairs = {a.cards for a in legal if a.kind == kind and len(a.cards) == 2}  # not the answer durch
+            assert pairs == {(a, b) for a in range(32) for b in range(32) if a != b and m >> a & 1 and m >> b & 1}
+            assert m == 0 or m.bit_count() >= 2
+        d.apply(choose(rng, d, style))
+    assert d.play_mask() == 0 and all(d.discard_mask(k) == 0 for k in ("barva", "betl", "durch"))

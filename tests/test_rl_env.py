@@ -11,6 +11,8 @@ import random
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 np = pytest.importorskip("numpy", reason="the rl extra is not installed (pip install -e '.[rl]')")
 pytest.importorskip("pettingzoo", reason="the rl extra is not installed (pip install -e '.[rl]')")
@@ -20,10 +22,11 @@ from protocol.sdk import Bot  # noqa: E402
 from referee.matches.match import BotSpec, MatchConfig, run_match  # noqa: E402
 from referee.matches.tell import request_line  # noqa: E402
 from referee.rl.pettingzoo_env import MariasEnv  # noqa: E402
-from referee.rl.stepper import IllegalIndex  # noqa: E402
+from referee.rl.stepper import IllegalIndex, Stepper  # noqa: E402
 from referee.rules.actions import parse_action  # noqa: E402
 from referee.rules.cards import CARDS  # noqa: E402
 from referee.rules.partie import Partie, partie_seed  # noqa: E402
+from tests.test_properties import STYLES, choose  # noqa: E402
 
 
 # ------------------------------------------------------------------ the action table
@@ -330,3 +333,87 @@ def test_the_sdk_offers_the_encoding_under_the_same_names():
     assert sdk.observation is O.observation and sdk.decide is O.decide and sdk.N_ACTIONS == O.N_ACTIONS
     with pytest.raises(AttributeError):
         sdk.no_such_name  # noqa: B018
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), style=STYLES, fault_rate=st.sampled_from([0.0, 0.02]))
+def test_the_observation_is_the_encoding_of_a_view_built_from_scratch(seed, style, fault_rate):
+    """The environments encode from the engine's state (referee/rl/encoder.py), not from the
+    view: at every decision of a partie, for every seat (and after each talon step), the
+    observation against protocol.observation of Deal.view_from_scratch, and the mover's mask
+    against protocol.observation.action_mask of the legal list.  Raises, games against,
+    takeovers, laid cards and faults come from the test chooser of test_properties."""
+    rng = random.Random(seed)
+    partie = Partie(seed=seed)
+    checked = 0
+
+    def check(table, deal, legal):
+        nonlocal checked
+        for seat in range(3):
+            mine = table.pending if seat == deal.to_move else ()
+            want = O.observation(deal.view_from_scratch(seat), mine)
+            assert np.array_equal(table.observation(seat), want), (deal.phase, seat, mine)
+            checked += 1
+        if not deal.done:
+            assert bytes(table.mask_bytes()) == O.action_mask(legal, table.pending).tobytes(), (deal.phase, table.pending)
+
+    for deal in partie.iter_deals():
+        table = Stepper(deal)
+        while True:
+            legal = [a.code for a in deal.legal_actions()]
+            check(table, deal, legal)
+            if deal.done:
+                break
+            if rng.random() < fault_rate:
+                deal.fault(deal.to_move, "test", "injected by the property test")
+                continue
+            indices = O.action_indices(choose(rng, deal, style).code)
+            for i in indices[:-1]:  # a talon decision: observed after each of its first two steps
+                table.step(i)
+                check(table, deal, legal)
+            table.step(indices[-1])
+    assert checked > 100
+
+
+def test_cards_laid_before_any_trick_are_observed_as_the_view_shows_them():
+    """R8.4 at the first lead: points and hlášky come without a finished trick (a case random
+    play does not reach); the observation of every seat is still the view's encoding."""
+    from referee.rules.deal import Deal
+    from referee.rules.partie import deck_from_hands
+    hands = {0: "Ah Kh Oh Uh Xh 9h 8h 7h Al Ab Aa Kl", 1: "7l 8l 9l Xl Ul Ol 7b 8b 9b Xb",
+             2: "Ub Ob Kb 7a 8a 9a Xa Ua Oa Ka"}
+    deal = Deal(deck_from_hands(hands, 0), 0)
+    table = Stepper(deal)
+    for text in ["trump:Ah", "barva:Kl,7h", "dobra", "dobra", "contract:hra", "flek:hra", "dobra", "dobra"]:
+        for i in O.action_indices(text):
+            table.step(i)
+    assert deal.phase == "play" and table.mask_bytes()[O.ACTION_INDEX["lay"]] == 1
+    table.step(O.ACTION_INDEX["lay"])
+    assert deal.done and not deal.tricks and len(deal.hlasky) == 3 and any(deal.points)
+    for seat in range(3):
+        assert np.array_equal(table.observation(seat), O.observation(deal.view_from_scratch(seat)))
+
+
+def test_bench_peers_runs_each_installed_environment_and_notes_the_missing(monkeypatch):
+    from referee.rl import bench
+    monkeypatch.setattr(bench, "PEERS", bench.PEERS[:1] + (("no such peer", "rlcard", "no-such-game"),
+                                                           ("no such library", "no_such_library", "x")))
+    r = bench.peers_speed(seconds=0.05, repeats=1)
+    rows = {row["environment"]: row for row in r["environments"]}
+    assert set(rows) == {"MariasEnv (one deal an episode)"}
+    assert rows["MariasEnv (one deal an episode)"]["marias_env_to_it"] == 1.0
+    assert rows["MariasEnv (one deal an episode)"]["steps_per_cpu_second"] > 0
+    assert len(r["notes"]) == 2 and all("skipped" in n for n in r["notes"])
+    assert "uniformly at random" in r["loop"]
+
+
+def test_marias_bench_env_peers_prints_the_ratios_and_the_loop(monkeypatch):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+    from referee.rl import bench
+    monkeypatch.setattr(bench, "PEERS", bench.PEERS[:2] + (("no such library", "no_such_library", "x"),))
+    r = CliRunner().invoke(app, ["bench", "env", "--peers", "--seconds", "0.05", "--repeats", "1"])
+    assert r.exit_code == 0, r.output
+    assert "MariasEnv (one deal an episode)" in r.output and "MariasEnv / it" in r.output
+    assert "note: no such library: skipped" in r.output and "uniformly at random" in r.output

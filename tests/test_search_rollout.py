@@ -85,3 +85,61 @@ def test_the_first_tricks_are_played_out_and_reproduce_with_a_node_budget():
     b, _ = run()
     assert a == b
     assert stats["rollout_plays"] > 0 and stats["rollout_worlds"] >= 4 * stats["rollout_plays"] // 2
+
+
+def _policy_file(path, rng, values: bool):
+    """A small random MLP in the format of examples/python-rl2 (policy_W1 ... and values_W1 ...)."""
+    import numpy as np
+
+    from protocol.observation import N_ACTIONS, OBS_SIZE
+    arrays = {}
+    for prefix in ("policy_", "values_") if values else ("policy_",):
+        sizes = (OBS_SIZE, 8, 8, N_ACTIONS)
+        for i, (a, b) in enumerate(zip(sizes, sizes[1:]), 1):
+            arrays[f"{prefix}W{i}"] = rng.standard_normal((a, b)).astype(np.float16)
+            arrays[f"{prefix}b{i}"] = rng.standard_normal(b).astype(np.float16)
+    np.savez(path, obs_size=OBS_SIZE, n_actions=N_ACTIONS, **arrays)
+    return path
+
+
+def test_a_trained_policy_plays_the_worlds_out_when_given(tmp_path):
+    """search --rollout-policy: the play-outs of the first tricks are played by the policy at every
+    seat (each of its actions legal: the engine refuses any other), reproducibly; a file that
+    is not such a policy is refused."""
+    np = __import__("pytest").importorskip("numpy", reason="the rl extra is not installed (pip install -e '.[rl]')")
+    from bots.search_policy import PolicyPlayOut
+
+    rng = np.random.default_rng(1)
+    for values in (False, True):
+        path = _policy_file(tmp_path / f"p{values}.npz", rng, values)
+        player = PolicyPlayOut(path)
+        steps = []
+        orig = player.step
+        player.step = lambda d: (steps.append(d.to_move), orig(d))
+        partie = Partie(seed="policy-play-out")
+        for deal in partie.iter_deals():
+            while not deal.done and deal.phase != "play":
+                deal.apply(robot_move(deal))
+            if deal.done:
+                continue
+            copy = deal.copy()
+            paid = player.play_out(copy, 0)
+            assert copy.done and paid == copy.result.payments[0]
+            assert set(steps) == {0, 1, 2}  # every seat is played by the policy
+            while not deal.done:
+                deal.apply(robot_move(deal))
+            if len(partie.deals) == 3:
+                break
+
+        def run():
+            bot = SearchBot(seed=3, nodes=20000, rollout_policy=str(path))
+            log = []
+            orig_choose = bot.choose_play
+            bot.choose_play = lambda view, legal: log.append(orig_choose(view, legal)) or log[-1]
+            play_partie([bot, Robot(), Robot()], seed="rollout-policy", deals=2)
+            return log, bot.stats
+        a, stats = run()
+        assert run()[0] == a and stats["rollout_plays"] > 0
+    (tmp_path / "bad.npz").write_bytes(b"not a policy")
+    with __import__("pytest").raises(Exception):
+        PolicyPlayOut(tmp_path / "bad.npz")

@@ -21,7 +21,7 @@ from referee.tools.replay_bot import seat_script  # noqa: E402
 from referee.tournaments import standings as S  # noqa: E402
 from referee.web.app import create_app  # noqa: E402
 from referee.web.folders import BadFolder, Roots  # noqa: E402
-from referee.web.play import Sessions  # noqa: E402
+from referee.web.play import Seating, Tables  # noqa: E402
 
 MARIAS = [sys.executable, "-c", "from referee.cli import main; main()"]
 
@@ -297,52 +297,55 @@ def test_the_report_is_one_file_that_loads_nothing(served, tmp_path):
 
 # ------------------------------------------------------------------ play: the browser's seat
 
-def play_through(session, choose=lambda req: req["legal"][0], timeout=300):
-    """Answer every request of the session as the browser does, until the match ends."""
-    seen = 0
+def play_through(table, seat, choose=lambda req: req["legal"][0], timeout=300):
+    """Answer every request of the person's seat as the browser does, until the match ends."""
+    place, seen = table.place(seat), 0
     t0 = time.monotonic()
-    while session.state in ("starting", "playing") and time.monotonic() - t0 < timeout:
-        lines = session.wait_lines(seen, 0.5)
+    while table.state in ("waiting", "playing") and time.monotonic() - t0 < timeout:
+        lines = place.wait_lines(seen, 0.5)
         seen += len(lines)
         for line in lines:
             m = json.loads(line)
             if m["type"] == "hello":
-                assert session.answer(json.dumps({"type": "hello", "protocol": 1, "name": "t", "version": "1"})) is None
+                assert place.answer(json.dumps({"type": "hello", "protocol": 1, "name": "t", "version": "1"})) is None
             elif m["type"] == "request":
-                assert session.answer(json.dumps({"type": "action", "id": m["id"], "action": "no"})) is not None
-                assert session.answer(json.dumps({"type": "action", "id": m["id"], "action": choose(m)})) is None
-    session.thread.join(30)
-    return session
+                assert place.answer(json.dumps({"type": "action", "id": m["id"], "action": "no"})) is not None
+                assert place.answer(json.dumps({"type": "action", "id": m["id"], "action": choose(m)})) is None
+    table.thread.join(30)
+    return table
 
 
 def test_the_play_seat_is_sent_exactly_what_a_bot_in_that_seat_is_sent(tmp_path):
-    sessions = Sessions(tmp_path, sandbox="none")
-    s = play_through(sessions.start(1, ["random", "robot"]))
-    assert s.state == "finished", s.error
-    report = validate_file(s.log_path, transcripts=tmp_path)
+    t = play_through(Tables(tmp_path, sandbox="none").open(Seating(("random", "you", "robot"))), 1)
+    assert t.state == "finished", t.reason
+    report = validate_file(t.log_path, transcripts=tmp_path)
     assert report.ok and report.complete and report.transcripts == 3, report.lines()
-    expected = seat_script(s.log_path, 1, 1, 1).lines[:2]
+    expected = seat_script(t.log_path, 1, 1, 1).lines[:2]
     for deal in range(1, 13):
-        expected += seat_script(s.log_path, 1, deal, 1).lines[2:]
-    assert s.lines[:len(expected)] == expected
-    assert [json.loads(x)["type"] for x in s.lines[len(expected):]] == ["partie_end", "bye"]
+        expected += seat_script(t.log_path, 1, deal, 1).lines[2:]
+    lines = t.place(1).lines
+    assert lines[:len(expected)] == expected
+    assert [json.loads(x)["type"] for x in lines[len(expected):]] == ["partie_end", "bye"]
 
 
 def test_a_stopped_game_leaves_an_incomplete_log(tmp_path):
-    sessions = Sessions(tmp_path, sandbox="none")
-    s = sessions.start(0, ["random", "random"])
-    while not s.lines:
-        s.wait_lines(0, 0.5)
-    s.stop()
-    s.thread.join(30)
-    assert s.state == "stopped"
-    assert not validate_file(s.log_path).complete if s.log_path.exists() else True
+    t = Tables(tmp_path, sandbox="none").open(Seating(("you", "random", "random")))
+    place = t.place(0)
+    while not place.lines:
+        place.wait_lines(0, 0.5)
+    t.stop("the test stops it")
+    t.thread.join(30)
+    assert t.state == "stopped" and t.reason == "the test stops it"
+    assert not validate_file(t.log_path).complete if t.log_path.exists() else True
 
 
 def test_play_bots_are_only_the_offered_ones(tmp_path):
-    sessions = Sessions(tmp_path)
+    tables = Tables(tmp_path)
     with pytest.raises(ValueError):
-        sessions.start(0, ["random", "rm -rf /"])
+        tables.open(Seating(("you", "random", "rm -rf /")))
+    with pytest.raises(ValueError):
+        tables.open(Seating(("you", "you", "random")))
+    assert not tables.in_progress()
 
 
 def test_marias_serve_prints_its_url_and_answers_there(served):
@@ -377,23 +380,20 @@ def test_serving_beyond_loopback_warns(served, monkeypatch):
 
     calls = []
 
-    def run(self):
+    def run(self, sockets=None):
         calls.append(self.config.host)
         self.started = True
 
     monkeypatch.setattr(uvicorn.Server, "run", run)
     err = io.StringIO()
-    assert web_serve.serve([served], host="0.0.0.0", port=8123, out=err) == 0
+    assert web_serve.serve([served], host="0.0.0.0", port=0, out=err) == 0
     assert "warning: serving on 0.0.0.0" in err.getvalue() and calls == ["0.0.0.0"]
     err = io.StringIO()
-    assert web_serve.serve([served], out=err) == 0
+    assert web_serve.serve([served], port=0, out=err) == 0
     assert "warning" not in err.getvalue() and calls[-1] == "127.0.0.1"
 
 
-def test_an_abandoned_game_is_stopped(tmp_path, monkeypatch):
-    from referee.web import play
-
-    monkeypatch.setattr(play, "ABANDONED_S", 0.5)
-    s = Sessions(tmp_path, sandbox="none").start(0, ["random", "random"])
-    s.thread.join(60)
-    assert s.state == "stopped"
+def test_a_table_nobody_looks_at_ends_as_idle(tmp_path):
+    t = Tables(tmp_path, sandbox="none", idle_minutes=0.5 / 60).open(Seating(("you", "random", "random"), "Ann"))
+    t.thread.join(60)
+    assert t.state == "stopped" and t.reason.startswith("idle: Ann had no page of the table open"), t.reason

@@ -85,13 +85,14 @@ def test_a_person_playing_learns_no_deal_of_the_game_from_the_server(tmp_path):
     with client_for(root) as c:
         r = c.post("/play", data={"seat": "1", "bot1": "random", "bot2": "random"}, headers=ORIGIN, follow_redirects=False)
         assert r.status_code == 303
-        sid = r.headers["location"].rsplit("/", 1)[1]
-        session = c.app.state.sessions.get(sid)
-        log_rel = "plays/" + c.get(f"/play/{sid}/status").json()["log"]
+        seat_path = r.headers["location"]
+        table = c.app.state.tables.get(seat_path.split("/")[2])
+        place = table.place(1)
+        log_rel = "plays/" + table.log_path.name
         stolen, probes, seen = [], 0, 0
         t0 = time.monotonic()
-        while session.state in ("starting", "playing") and time.monotonic() - t0 < 300:
-            for line in session.wait_lines(seen, 0.5):
+        while table.state in ("waiting", "playing") and time.monotonic() - t0 < 300:
+            for line in place.wait_lines(seen, 0.5):
                 seen += 1
                 m = json.loads(line)
                 if m["type"] == "deal_start" or m["type"] == "deal_end" and m["deal"] < 12:  # deals still to come
@@ -105,9 +106,9 @@ def test_a_person_playing_learns_no_deal_of_the_game_from_the_server(tmp_path):
                     answer = {"type": "action", "id": m["id"], "action": m["legal"][0]}
                 else:
                     continue
-                assert c.post(f"/play/{sid}/answer", content=json.dumps(answer), headers=ORIGIN).status_code == 200
-        session.thread.join(30)
-        assert session.state == "finished", session.error
+                assert c.post(seat_path + "/answer", content=json.dumps(answer), headers=ORIGIN).status_code == 200
+        table.thread.join(30)
+        assert table.state == "finished", table.reason
         assert probes == 23 and stolen == [], f"{len(stolen)} deal(s) of the running game given away"
         # the partie is over: now its log is listed and every deal replays
         assert log_rel in _links(c.get("/").text)
@@ -402,26 +403,27 @@ def test_answers_name_no_absolute_server_path(tmp_path):
         assert str(tmp_path) not in t and os.path.realpath(tmp_path) not in t
 
 
-def test_the_play_log_name_carries_no_part_of_the_session_id(tmp_path):
+def test_the_play_log_name_carries_no_part_of_the_table_id_or_a_seat_token(tmp_path):
     root = tmp_path / "served"
     root.mkdir()
     with client_for(root) as c:
-        names, ids = [], []
+        names, secrets = [], []
         for _ in range(3):
-            r = c.post("/play", data={"seat": "0", "bot1": "random", "bot2": "random"}, headers=ORIGIN, follow_redirects=False)
-            sid = r.headers["location"].rsplit("/", 1)[1]
-            ids.append(sid)
-            names.append(c.get(f"/play/{sid}/status").json()["log"])
-            c.post(f"/play/{sid}/quit", headers=ORIGIN)
-        for s in c.app.state.sessions._sessions.values():
-            s.thread.join(30)
+            r = c.post("/play", data={"seat0": "you", "seat1": "random", "seat2": "person"}, headers=ORIGIN,
+                       follow_redirects=False)
+            table = c.app.state.tables.get(r.headers["location"].split("/")[2])
+            secrets += [table.id, *(p.token for p in table.places.values())]
+            names.append(table.log_path.name)
+            c.post(r.headers["location"] + "/quit", headers=ORIGIN)
+        for t in c.app.state.tables._tables.values():
+            t.thread.join(30)
+            assert t.state == "stopped"
     on_disk = [p.name for p in (root / "plays").iterdir()]
-    assert set(names) <= set(on_disk)
-    for sid in ids:
-        variants = {sid, sid.replace("-", "x").replace("_", "y")}
-        for name in on_disk:
+    for secret in secrets:
+        variants = {secret, secret.replace("-", "x").replace("_", "y")}
+        for name in {*names, *on_disk}:
             for v in variants:
-                assert not any(v[i:i + 5] in name for i in range(len(v) - 4)), (name, sid)
+                assert not any(v[i:i + 5] in name for i in range(len(v) - 4)), (name, secret)
 
 
 @pytest.mark.parametrize("headers,status", [

@@ -21,7 +21,7 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-from tests.web_server import LiveServer  # noqa: E402
+from tests.web_server import serving  # noqa: E402
 
 BROWSER = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 DRIVER = shutil.which("chromedriver")
@@ -36,8 +36,7 @@ def shots_dir(tmp_path) -> Path:
     return Path(os.environ.get("MARIAS_SCREENSHOTS") or tmp_path)
 
 
-@pytest.fixture(scope="module")
-def browser():
+def chrome():
     o = webdriver.ChromeOptions()
     o.binary_location = BROWSER
     for a in FLAGS:
@@ -45,16 +44,19 @@ def browser():
     o.add_argument("--user-data-dir=" + tempfile.mkdtemp(prefix="marias-chromium-"))
     d = webdriver.Chrome(service=Service(DRIVER), options=o)
     d.set_page_load_timeout(60)
+    return d
+
+
+@pytest.fixture(scope="module")
+def browser():
+    d = chrome()
     yield d
     d.quit()
 
 
 @pytest.fixture
 def server(tmp_path):
-    (tmp_path / "served").mkdir()
-    srv = LiveServer([tmp_path / "served"], tmp_path / "served" / "plays")
-    yield srv
-    srv.stop()
+    yield from serving(tmp_path)
 
 
 def wait(cond, timeout=60.0, what="the page"):
@@ -154,45 +156,107 @@ def test_a_live_tournament_page_follows_the_run_through_a_stop_and_a_resume(brow
     browser.save_screenshot(str(shots_dir(tmp_path) / "web-tournament.png"))
 
 
-def test_a_person_plays_a_whole_partie_by_clicking(browser, server, tmp_path):
-    browser.get(server.url + "/")
-    browser.find_element(By.CSS_SELECTOR, "#bot1 option[value='random'], #bot1 option").click()
+@pytest.fixture
+def browser2():
+    """A second person's browser (a profile, cookies and storage of its own)."""
+    d = chrome()
+    yield d
+    d.quit()
+
+
+def step(b) -> str | None:
+    """One click of a person at the table: go on after a deal's settlement, choose a game and two
+    cards to discard, a card, or a button; the click made, or None when nothing is asked."""
+    go = b.find_elements(By.ID, "sheet-continue")
+    if go:
+        go[0].click()
+        return "continue"
+    talon = b.find_elements(By.CSS_SELECTOR, "button.act[data-kind]")
+    if talon:
+        talon[0].click()
+        for _ in range(2):
+            b.find_elements(By.CSS_SELECTOR, "#myhand .card.legal")[0].click()
+        return "talon"
+    cards = b.find_elements(By.CSS_SELECTOR, "#myhand .card.legal")
+    if cards:
+        cards[0].click()
+        return "card"
+    buttons = b.find_elements(By.CSS_SELECTOR, "button.act[data-action]")
+    if buttons:
+        buttons[0].click()
+        return "button"
+    return None
+
+
+def test_two_people_play_a_partie_at_one_table_through_an_invite_link(browser, browser2, server, tmp_path):
+    """Issue 34: a person opens a table from the index with a second person's seat and a bot; the
+    second joins by the invite link; both play the partie to its end by clicking, each page
+    receiving exactly its seat's lines; the log validates; the quit button is gone at the end."""
+    shots = shots_dir(tmp_path)
+    for b in (browser, browser2):
+        b.get(server.url + "/")
+        b.execute_script("localStorage.setItem('marias-pace', 'instant'); localStorage.removeItem('marias-name')")
+    browser.find_element(By.CSS_SELECTOR, "#seat1 option[value='person']").click()
+    browser.find_element(By.CSS_SELECTOR, "#seat2 option[value='random']").click()
+    browser.find_element(By.ID, "name").send_keys("Ann")
     browser.find_element(By.ID, "start").click()
-    wait(lambda: "/play/" in browser.current_url, what="the play page")
-    shot = False
+    link = wait(lambda: browser.find_element(By.CSS_SELECTOR, "input.link[data-seat='1']").get_attribute("value"), what="the invite link")
+    table = server.app.state.tables.get(browser.current_url.split("/")[-2])
+    assert table.state == "waiting" and link.endswith(table.place(1).token)
+    browser2.get(link)
+    wait(lambda: browser2.find_element(By.ID, "sit"), what="the invited seat")
+    assert browser2.current_url.endswith(f"/play/{table.id}/1")
+    browser2.find_element(By.ID, "name").send_keys("Bob<img src=x>")  # a name is text, never markup
+    browser2.find_element(By.ID, "sit").click()
+    shot = {"trick": False, "settlement": False, "last trick": False}
+    looking = "const t = document.getElementById('trick'); return t.classList.contains('looking') && " \
+              "t.querySelectorAll('.card').length === 3 && t.querySelector('.trick-label').textContent.startsWith('last trick: taken by')"
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 600:
-        if browser.execute_script("return document.body.dataset.state"):
+    while time.monotonic() - t0 < 900:
+        states = [b.execute_script("return document.body.dataset.state") for b in (browser, browser2)]
+        if all(states) and all(b.find_elements(By.ID, "end") for b in (browser, browser2)):  # each went on past the last sheet
             break
-        talon = browser.find_elements(By.CSS_SELECTOR, "button.act[data-kind]")
-        cards = browser.find_elements(By.CSS_SELECTOR, "#myhand .card.legal")
-        buttons = browser.find_elements(By.CSS_SELECTOR, "button.act[data-action]")
-        try:
-            if talon:
-                if not shot:
-                    browser.save_screenshot(str(shots_dir(tmp_path) / "web-play-talon.png"))
-                talon[-1].click()
-                for _ in range(2):
-                    browser.find_elements(By.CSS_SELECTOR, "#myhand .card.legal")[0].click()
-            elif cards:
-                if not shot and browser.execute_script("return document.querySelector('#trick .card') !== null"):
-                    browser.save_screenshot(str(shots_dir(tmp_path) / "web-play.png"))
-                    shot = True
-                cards[0].click()
-            elif buttons:
-                buttons[0].click()
-            else:
-                time.sleep(0.1)
-        except Exception:  # noqa: BLE001 - the page moved on under the click (the next message came)
+        moved = False
+        for b in (browser, browser2):
+            try:
+                if not shot["trick"] and len(b.find_elements(By.CSS_SELECTOR, "#trick:not(.taken):not(.looking) .card")) == 2:
+                    b.save_screenshot(str(shots / "web-table-trick.png"))
+                    shot["trick"] = True
+                if not shot["settlement"] and b.find_elements(By.ID, "settlement"):
+                    b.save_screenshot(str(shots / "web-table-settlement.png"))
+                    shot["settlement"] = True
+                if b is browser and not shot["last trick"] and b.find_element(By.ID, "last-trick").is_enabled():
+                    b.find_element(By.ID, "last-trick").click()  # the last trick taken, to be looked at
+                    shot["last trick"] = b.execute_script(looking)
+                    b.find_element(By.ID, "last-trick").click()
+                moved = step(b) is not None or moved
+            except Exception:  # noqa: BLE001 - the page moved on under the click (the next line came)
+                moved = True
+        if not moved:
             time.sleep(0.05)
-    assert browser.execute_script("return document.body.dataset.state") == "finished"
-    browser.save_screenshot(str(shots_dir(tmp_path) / "web-play-end.png"))
-    session = next(iter(server.app.state.sessions._sessions.values()))
-    assert browser.execute_script("return window.mariasLines") == session.lines
-    r = marias("validate", str(session.log_path))
+    assert states == ["finished", "finished"], states
+    assert "Bob<img src=x>" in browser.find_element(By.ID, "felt").text and not browser.find_elements(By.CSS_SELECTOR, "#felt img")
+    assert all(shot.values()), shot
+    browser.save_screenshot(str(shots / "web-table-end.png"))
+    for b, seat in ((browser, 0), (browser2, 1)):  # each page got its seat's lines, all of them, and only them
+        assert b.execute_script("return window.mariasLines") == table.place(seat).lines
+        assert not b.find_element(By.ID, "quit").is_displayed()  # issue 34: it stayed after the partie ended
+        assert b.find_element(By.ID, "play-again").is_displayed()
+    # the German suits drawn here, or the terminal's French symbols: one click, remembered in this browser
+    sign = "return document.querySelector('#marias-signs #sign-a').innerHTML"
+    german = browser.execute_script(sign)
+    browser.find_element(By.ID, "suits-toggle").click()
+    assert browser.execute_script(sign) != german and "French" in browser.find_element(By.ID, "suits-toggle").text
+    browser.refresh()
+    wait(lambda: browser.find_element(By.ID, "end"), what="the end of the partie, the tab reopened")
+    assert browser.execute_script("return document.documentElement.classList.contains('suits-french')")
+    assert browser.execute_script("return window.mariasLines") == table.place(0).lines  # a reopened tab: all its lines again
+    browser.save_screenshot(str(shots / "web-table-end-french.png"))
+    r = marias("validate", str(table.log_path), "--transcript", str(table.log_path.parent))
     assert r.returncode == 0, r.stdout
-    browser.find_element(By.ID, "log-link").click()
-    wait(lambda: browser.find_element(By.ID, "complete").text.startswith("complete"), what="the log page")
+    browser2.find_element(By.ID, "review-link").click()
+    wait(lambda: browser2.find_element(By.ID, "step-no"), what="the replayer")
+    assert "seat=1" in browser2.current_url
 
 
 def test_the_report_opens_offline_and_replays(browser, tmp_path):

@@ -40,3 +40,11 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(30)
         assert not self.thread.is_alive(), "the server did not stop (an open page kept it running)"
+
+
+def serving(tmp_path):
+    """A live server over ``tmp_path/served`` (plays in its ``plays``) for a test's fixture, stopped after it."""
+    (tmp_path / "served").mkdir()
+    srv = LiveServer([tmp_path / "served"], tmp_path / "served" / "plays")
+    yield srv
+    srv.stop()

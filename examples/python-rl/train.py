@@ -11,10 +11,11 @@ ones masked out (protocol/RL.md).  Two stages, a few minutes on one core:
    ``--reinforce`` partie and follows REINFORCE: each deal's groše, less a running mean, times
    the gradient of the log-probability of each index it chose.
 
-    python examples/python-rl/train.py                      # writes examples/python-rl/policy.npz
-    python examples/python-rl/train.py --imitate 20 --reinforce 0 --out /tmp/p.npz   # a quicker, weaker one
+    python examples/python-rl/train.py                      # writes runs/python-rl/policy.npz
+    python examples/python-rl/train.py --imitate 20 --reinforce 0 --out runs/quick.npz   # a quicker, weaker one
 
-The policy is then a protocol bot: ``python examples/python-rl/bot.py``.
+The policy is then a protocol bot: ``python examples/python-rl/bot.py --policy runs/python-rl/policy.npz``
+(without ``--policy`` it plays the policy shipped beside it).
 """
 
 from __future__ import annotations
@@ -177,7 +178,8 @@ def main(argv=None) -> None:
     ap.add_argument("--lr", type=float, default=3e-4, help="REINFORCE's step size")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--evaluate", type=int, default=90, help="partie against two robots to measure the result (0: none)")
-    ap.add_argument("--out", type=Path, default=HERE / "policy.npz")
+    ap.add_argument("--out", type=Path, default=Path("runs/python-rl/policy.npz"),
+                    help="the policy file (under runs/, never into the checkout; bot.py --policy plays it)")
     args = ap.parse_args(argv)
     t0 = time.process_time()
     print(f"imitation: the robot plays {args.imitate} partie ...", flush=True)
@@ -191,6 +193,7 @@ def main(argv=None) -> None:
         W, b = reinforce(W, b, args.reinforce, args.seed, args.lr)
         if args.evaluate:
             print(f"  greedy policy against two robots: {evaluate(W, b, args.evaluate, args.seed):+.1f} groše per partie", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(args.out, W=W.astype(np.float16), b=b.astype(np.float16),
                         obs_size=O.OBS_SIZE, n_actions=O.N_ACTIONS)
     print(f"saved {args.out} ({args.out.stat().st_size // 1024} KiB) after {time.process_time() - t0:.0f} s CPU")

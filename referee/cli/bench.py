@@ -107,15 +107,31 @@ def bench_analyze(
 @bench_app.command("env")
 def bench_env(
     partie: int = typer.Option(20, help="Partie per repeat (each played by the engine and by the environment)."),
-    repeats: int = typer.Option(3, help="Repeats; the median is reported."),
+    repeats: int = typer.Option(3, min=1, help="Repeats (with --peers: rounds); the median is reported."),
+    peers: bool = typer.Option(False, "--peers", help="Instead: MariasEnv against the other card-game environments installed (rlcard: bridge, uno, gin-rummy; OpenSpiel C++: spades, bridge played out; and python_marias through pyspiel), interleaved in one run, with MariasEnv's ratio to each; a peer not installed is skipped with a note."),
+    seconds: float = typer.Option(1.0, "--seconds", min=0.05, help="--peers: CPU seconds each environment runs in each round."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """The PettingZoo environment's steps per CPU second against the engine's own decisions, same deals, same run (needs the rl extra)."""
+    """The PettingZoo environment's steps per CPU second against the engine's own decisions, same deals, same run (needs the rl extra). With --peers, against other environments: each runs the same loop -- reset; at every step observe the player to move (its observation and its legal actions: the open indices of the action mask, rlcard's legal_actions, OpenSpiel's legal list), pick one uniformly at random, step; reset when the episode ends -- and its players' actions per CPU second of the process (resets included) are compared."""
     try:
-        from ..rl.bench import env_speed
+        from ..rl.bench import env_speed, peers_speed
     except ImportError as exc:
         raise typer.BadParameter(f"marias bench env needs the rl extra (pip install -e '.[rl]'): {exc}") from None
-    _print_bench(env_speed(partie=partie, repeats=repeats), as_json)
+    if not peers:
+        _print_bench(env_speed(partie=partie, repeats=repeats), as_json)
+        return
+    result = peers_speed(seconds=seconds, repeats=repeats)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    typer.echo(tabulate([(r["environment"], r["steps_per_cpu_second"], r["marias_env_to_it"]) for r in result["environments"]],
+                        headers=["environment", "steps per CPU s", "MariasEnv / it"]))
+    for key in ("marias_env_to_rlcard_bridge", "marias_env_to_openspiel_spades"):
+        if key in result:
+            typer.echo(f"{key.replace('_', ' ')}: {result[key]}")
+    for note in result["notes"]:
+        typer.echo(f"note: {note}")
+    typer.echo(f"loop: {result['loop']}; {result['repeats']} rounds of {result['cpu_seconds_each']} CPU s each, medians")
 
 
 @bench_app.command("table")

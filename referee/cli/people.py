@@ -68,8 +68,9 @@ def serve(
     play_dir: Optional[Path] = typer.Option(None, "--play-dir", file_okay=False, help="Where the play page writes its games' logs (default: FOLDER/plays of the first folder)."),
     bot: List[str] = typer.Option([], "--bot", "-b", help="NAME=COMMAND: a bot the play page may seat, besides the built-ins (repeatable)."),
     max_file_mb: float = typer.Option(64.0, "--max-file-mb", min=0.001, help="Larger files are not read for a page (413)."),
+    table_idle_minutes: float = typer.Option(10.0, "--table-idle-minutes", min=0.01, help="A play table ends (its bots stopped, its log kept incomplete) when the person it waits for, to sit down or to answer, has had no page of the table open and given no answer for this long."),
 ):
-    """A local web application over the folders marias writes: tournaments and duels (live), ladders (the leaderboard live, each version's history and games; authors with a token upload bots and read their own stderr, protocol/LADDER.md), logs with a replayer of every deal, and a page to play a seat against bots. Prints its URL."""
+    """A local web application over the folders marias writes: tournaments and duels (live), ladders (the leaderboard live, each version's history and games; authors with a token upload bots and read their own stderr, protocol/LADDER.md), logs with a replayer of every deal, and card tables where people play with bots and each other (invite links). Prints its URL; exits 2 when the port is taken."""
     from ..web.serve import serve as run_serve
 
     extra = {}
@@ -78,7 +79,8 @@ def serve(
         if not sep or not name or not command:
             raise typer.BadParameter(f"{b!r}: give NAME=COMMAND", param_hint="--bot")
         extra[name] = command
-    raise typer.Exit(run_serve(list(folders or [Path(".")]), host, port, play_dir=play_dir, extra_bots=extra, max_mb=max_file_mb))
+    raise typer.Exit(run_serve(list(folders or [Path(".")]), host, port, play_dir=play_dir, extra_bots=extra, max_mb=max_file_mb,
+                               table_idle_minutes=table_idle_minutes))
 
 
 def report(

@@ -546,6 +546,8 @@ class Referee:
                 self.log.close()
             finished = True
         finally:
+            if self.log is not None and not finished:
+                self.log.abort()  # stopped early: the log stays incomplete, and its lock is let go now, not at collection
             if warm is not None:  # a bot still playing well goes on to the next match of the chain
                 for p in players:
                     if finished and p.ready and p.pending_fault is None and warm.keep(p, decks):

@@ -33,7 +33,6 @@ import pyspiel
 
 from protocol import observation as O
 
-from ..rules import actions as A
 from ..rules.cards import ACE, TEN
 from ..rules.deal import Deal
 from .stepper import Stepper
@@ -166,13 +165,6 @@ class _Table(Stepper):
     def __deepcopy__(self, memo):  # State.clone deep-copies the attributes: Deal.copy is the cheap way
         return self.copy()
 
-    def forget(self) -> None:
-        """Drop what was computed from the cards (after they changed)."""
-        self._legal = None
-        self._open = None
-        self._seen = None
-        self.deal._legal_cache = None
-
 
 class MariasObserver:
     """Information state and observation alike: the encoding of the seat's view."""
@@ -250,20 +242,11 @@ def _redeal_hidden(deal: Deal, player: int, rng: random.Random) -> None:
             break
     else:
         return  # no other world found: keep this one, which he cannot tell apart either
-    for s in others:
-        deal.hands[s] = got[s]
-        m = 0
-        for c in got[s]:
-            m |= 1 << c
-        deal.masks[s] = m
-    if talon_hidden:
-        deal.talon = got["talon"]
-    if trump_hidden:
-        deal.trump_card = card = rng.choice(deal.hands[deal.forhont])
-        if not deal.zlidu:  # the forhont's trump choice names the card: name the new one
-            i = next(k for k, (seat, a) in enumerate(deal.history) if a.kind == "trump")
-            deal.history[i] = (deal.forhont, A.TRUMP[card])
-            deal._bid_views = [None, None, None]  # the engine's kept bids are rebuilt from the history
+    hands = [got[s] if s in got else list(deal.hands[s]) for s in range(3)]
+    trump_card = None
+    if trump_hidden and hands[deal.forhont]:  # the forhont's trump choice names the card: draw it anew
+        trump_card = rng.choice(hands[deal.forhont])
+    deal.redeal(hands, got["talon"] if talon_hidden else None, trump_card)
 
 
 def _voids(deal: Deal) -> dict[int, set[int]]:

@@ -28,6 +28,7 @@ from ..rules.partie import Partie, new_seed, partie_seed
 from .stepper import Stepper
 
 AGENTS = ("seat_0", "seat_1", "seat_2")
+_SEAT = {a: s for s, a in enumerate(AGENTS)}
 
 
 class MariasEnv(AECEnv):
@@ -74,20 +75,22 @@ class MariasEnv(AECEnv):
         self.table = Stepper(self.partie.next_deal())
         self.history = []
         self.agents = list(AGENTS)
-        self.rewards = {a: 0 for a in AGENTS}
-        self._cumulative_rewards = {a: 0 for a in AGENTS}
-        self.terminations = {a: False for a in AGENTS}
-        self.truncations = {a: False for a in AGENTS}
+        self.rewards = dict.fromkeys(AGENTS, 0)
+        self._paid = False
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {a: {} for a in AGENTS}
         self.agent_selection = AGENTS[self.table.deal.to_move]
 
     def observe(self, agent):
-        seat = AGENTS.index(agent)
+        seat = _SEAT[agent]
         table = self.table
-        obs = table.observation(seat)
         if seat == table.deal.to_move:
-            mask = np.frombuffer(table.mask_bytes(), np.int8)
+            obs = table.encoder.observation(seat, table.pending)
+            mask = np.frombuffer(bytearray(table.mask_bytes()), np.int8)  # a copy: the caller may change it
         else:
+            obs = table.encoder.observation(seat)
             mask = np.zeros(O.N_ACTIONS, np.int8)
         return {"observation": obs, "action_mask": mask}
 
@@ -100,26 +103,26 @@ class MariasEnv(AECEnv):
             raise ValueError(f"{agent} must act (a None action is only for a terminated agent)")
         table = self.table
         seat = table.deal.to_move
-        applied = table.step(int(action))  # raises IllegalIndex, changing nothing, for a closed index
+        applied = table.step(action)  # raises IllegalIndex, changing nothing, for a closed index
         self._cumulative_rewards[agent] = 0
-        rewards = dict.fromkeys(AGENTS, 0)
+        if self._paid:  # the last step paid a deal: its rewards are spent
+            self.rewards = dict.fromkeys(AGENTS, 0)
+            self._paid = False
         if applied is not None:
             self.history.append((seat, applied))
             deal = table.deal
             if deal.done:
-                for s, p in enumerate(deal.result.payments):
-                    rewards[AGENTS[s]] = p
+                self.rewards = dict(zip(AGENTS, deal.result.payments))
+                self._paid = True
+                self._accumulate_rewards()
                 if len(self.partie.deals) < self.deals:
                     self.table = table = Stepper(self.partie.next_deal())
                     self.history = []
                 else:
                     self.terminations = dict.fromkeys(AGENTS, True)
-        self.rewards = rewards
-        self._accumulate_rewards()
-        if not all(self.terminations.values()):
-            self.agent_selection = AGENTS[table.deal.to_move]
-        else:
-            self.agent_selection = self._next_live(agent)
+                    self.agent_selection = self._next_live(agent)
+                    return
+        self.agent_selection = AGENTS[table.deal.to_move]
 
     def _next_live(self, agent):
         i = AGENTS.index(agent)

@@ -1,25 +1,29 @@
 """One deal of the engine driven by the action indices of :mod:`protocol.observation`.
 
-Shared by the PettingZoo environment and the OpenSpiel game: it keeps the talon steps
-chosen so far (``pending``), opens the indices that :func:`protocol.observation.legal_indices`
-gives for the request's ``legal`` list (computed from the engine's legal actions directly,
-which is faster and is tested to agree), and observes a seat through its view
-(``Deal.view``, what the referee sends), so training sees what a bot is sent.
+Shared by the environments and the OpenSpiel game: it keeps the talon steps chosen so far
+(``pending``), opens the indices that :func:`protocol.observation.legal_indices` gives for
+the request's ``legal`` list, and observes a seat as :func:`protocol.observation.observation`
+of the view the referee would send it, so training sees what a bot is sent.  Both are
+computed from the engine's state directly (tests check them against the request's lists
+and views): the mask from the engine's bitmasks of the cards it may play or discard
+(``Deal.play_mask``, ``Deal.discard_mask``), the observation by :class:`.encoder.Encoder`.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from protocol import observation as O
 
 from ..rules import actions as A
-from ..rules.deal import Deal
+from ..rules.deal import PLAY, TALON, Deal
+from .encoder import Encoder, card_bytes
 
 #: index -> the engine's action (None for the talon steps, which are made of three indices).
 ENGINE_ACTIONS: tuple[A.Action | None, ...] = tuple(
     None if O.TALON_GAME <= i < O.DISCARD + 32 else A.parse_action(t) for i, t in enumerate(O.ACTIONS))
-
-
-_TALON_GAME_INDEX = {g: O.TALON_GAME + i for i, g in enumerate(O.GAMES)}
+_PLAY = O.ACTION_INDEX["play:7h"]
+_LAY = O.ACTION_INDEX["lay"]
 
 
 class IllegalIndex(ValueError):
@@ -29,14 +33,14 @@ class IllegalIndex(ValueError):
 class Stepper:
     """``deal`` advanced one index at a time."""
 
-    __slots__ = ("deal", "pending", "_legal", "_open", "_seen")
+    __slots__ = ("deal", "pending", "encoder", "_legal", "_mask")
 
     def __init__(self, deal: Deal):
         self.deal = deal
         self.pending: tuple[int, ...] = ()
+        self.encoder = Encoder(deal)
         self._legal: list[str] | None = None
-        self._open: list[int] | None = None
-        self._seen: tuple[int, dict] | None = None  # (seat, view) since the last action (the talon's steps share it)
+        self._mask: bytearray | None = None
 
     def legal_texts(self) -> list[str]:
         """The legal actions as the request's ``legal`` lists them."""
@@ -44,60 +48,62 @@ class Stepper:
             self._legal = [a.code for a in self.deal.legal_actions()]
         return self._legal
 
-    def open_indices(self) -> list[int]:
-        """The indices open to the seat to move now, ascending."""
-        if self._open is None:
+    def mask_bytes(self) -> bytearray:
+        """The open indices for the seat to move, as N_ACTIONS bytes of 0/1 (kept: do not change it)."""
+        if self._mask is None:
             deal = self.deal
-            if deal.done:
-                self._open = []
-            elif deal.phase == "talon":  # O.legal_indices of the legal texts, step by step
-                legal = deal.legal_actions()
+            buf = bytearray(O.N_ACTIONS)
+            ph = deal.phase
+            if ph == PLAY:
+                buf[_PLAY:_PLAY + 32] = card_bytes(deal.play_mask())
+                if deal.lay_offered and deal.to_move == deal.actor:
+                    buf[_LAY] = 1
+            elif ph == TALON:  # the game, then the first discard, then the second
                 pending = self.pending
                 if not pending:
-                    self._open = sorted({_TALON_GAME_INDEX[a.kind] for a in legal})
-                elif len(pending) == 1:
-                    kind = O.GAMES[pending[0] - O.TALON_GAME]
-                    self._open = sorted({O.DISCARD + a.cards[0] for a in legal if a.kind == kind})
+                    for g, kind in enumerate(O.GAMES):
+                        if deal.discard_mask(kind):
+                            buf[O.TALON_GAME + g] = 1
                 else:
-                    kind = O.GAMES[pending[0] - O.TALON_GAME]
-                    first = pending[1] - O.DISCARD
-                    self._open = sorted([O.DISCARD + a.cards[1] for a in legal if a.kind == kind and a.cards[0] == first])
-            else:  # O.legal_indices of the legal texts, without making the list of them
+                    m = deal.discard_mask(O.GAMES[pending[0] - O.TALON_GAME])
+                    if len(pending) == 2:
+                        m &= ~(1 << (pending[1] - O.DISCARD))
+                    buf[O.DISCARD:O.DISCARD + 32] = card_bytes(m)
+            else:  # a few actions: the trump card, an answer, the contract, a raise
                 index = O.ACTION_INDEX
-                self._open = sorted([index[a.code] for a in deal.legal_actions()])
-        return self._open
+                for a in deal.legal_actions():
+                    buf[index[a.code]] = 1
+            self._mask = buf
+        return self._mask
 
-    def mask_bytes(self) -> bytearray:
-        """The mask of :meth:`open_indices` as N_ACTIONS bytes of 0/1."""
-        buf = bytearray(O.N_ACTIONS)
-        for i in self.open_indices():
-            buf[i] = 1
-        return buf
+    def open_indices(self) -> list[int]:
+        """The indices open to the seat to move now, ascending."""
+        return np.flatnonzero(np.frombuffer(self.mask_bytes(), np.uint8)).tolist()
 
     def view(self, seat: int) -> dict:
         return self.deal.view(seat)
 
     def observation(self, seat: int):
-        seen = self._seen
-        if seen is not None and seen[0] == seat:
-            view = seen[1]
-        else:
-            view = self.deal.view(seat)
-            self._seen = (seat, view)
-        return O.observation(view, self.pending if seat == self.deal.to_move else ())
+        return self.encoder.observation(seat, self.pending if seat == self.deal.to_move else ())
 
     def information_string(self, seat: int) -> str:
         pending = self.pending if seat == self.deal.to_move else ()
         return O.information_string(self.deal.view(seat), pending)
 
+    def forget(self) -> None:
+        """Drop what was computed from the cards (after ``Deal.redeal`` changed them)."""
+        self._legal = None
+        self._mask = None
+        self.encoder = Encoder(self.deal)
+
     def step(self, index: int) -> str | None:
         """Take one index for the seat to move; the protocol action applied, or None when
         only a talon step was taken.  An index not open raises :class:`IllegalIndex`."""
         index = int(index)
-        if index not in self.open_indices():
+        if not (0 <= index < O.N_ACTIONS and self.mask_bytes()[index]):
             raise IllegalIndex(f"index {index} ({O.ACTIONS[index] if 0 <= index < O.N_ACTIONS else '?'}) "
                                f"is not open to seat {self.deal.to_move} now")
-        self._open = None
+        self._mask = None
         action = ENGINE_ACTIONS[index]
         if action is None:
             self.pending += (index,)
@@ -107,6 +113,5 @@ class Stepper:
             action = A.game(O.GAMES[g - O.TALON_GAME], a - O.DISCARD, b - O.DISCARD)
             self.pending = ()
         self._legal = None
-        self._seen = None
         self.deal.apply(action)
         return action.code

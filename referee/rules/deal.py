@@ -204,6 +204,44 @@ class Deal:
         d["_bid_views"] = list(self._bid_views)
         return new
 
+    def redeal(self, hands: list[list[int]], talon: list[int] | None = None, trump_card: int | None = None) -> None:
+        """Put the cards in play in other places (a world a player cannot tell from this one,
+        for sampling): ``hands`` the three hands (in hand order), ``talon`` the talon lying
+        aside (None: unchanged; its discard in :attr:`history` then names the new cards),
+        ``trump_card`` a new trump card while it is hidden (None: unchanged; a trump chosen
+        by card then names it in :attr:`history`).  Every place keeps its size and the same
+        cards stay in play; nothing else changes (the discards of an earlier talon, taken
+        over, keep their record)."""
+        talon = list(self.talon) if talon is None else list(talon)
+        before = sorted([c for h in self.hands for c in h] + self.talon)
+        if ([len(h) for h in hands] != [len(h) for h in self.hands] or len(talon) != len(self.talon)
+                or sorted([c for h in hands for c in h] + talon) != before):
+            raise ValueError("a redeal keeps every place's size and the cards in play")
+        if trump_card is not None and trump_card != self.trump_card:
+            if self.trump_card is None or self.trump_shown or trump_card not in hands[self.forhont]:
+                raise ValueError("only a hidden trump card can change, to a card of the forhont's hand")
+            self.trump_card = CARDS[trump_card]
+            if self.trump is not None:
+                self.trump = trump_card >> 3
+            if not self.zlidu:  # the forhont's trump choice named the card: it names the new one
+                i = next(k for k, (_seat, a) in enumerate(self.history) if a.kind == "trump")
+                self.history[i] = (self.forhont, A.TRUMP[trump_card])
+        self.hands = [[CARDS[c] for c in h] for h in hands]
+        masks = [0, 0, 0]
+        for seat, h in enumerate(hands):
+            for c in h:
+                masks[seat] |= _BIT[c]
+        self.masks = masks
+        if talon != self.talon:  # the talon's discard names the new cards, for the discarder who knows them
+            i = max(k for k, (_seat, a) in enumerate(self.history) if a.kind in A.GAME_KINDS)
+            seat, a = self.history[i]
+            self.history[i] = (seat, A.game(a.kind, talon[0], talon[1]))
+            discarder, _cards, knowers = self.talons[-1]
+            self.talons[-1] = (discarder, (CARDS[talon[0]], CARDS[talon[1]]), knowers)
+        self.talon = [CARDS[c] for c in talon]
+        self._legal_cache = None
+        self._bid_views = [None, None, None]
+
     # ------------------------------------------------------------ queries
     @property
     def done(self) -> bool:
@@ -249,13 +287,12 @@ class Deal:
             return [A.TRUMP[c] for c in self.hands[self.forhont][:7]] + [A.ZLIDU]
         if ph == TALON:
             hand = self.hands[self.to_move]
-            if self._talon_stage == "forhont":
-                free = [c for c in hand if c != self.trump_card]
-                small = [c for c in free if (c & 7) not in (TEN, ACE)]
-                return _discards("barva", small) + _discards("betl", free) + _discards("durch", free)
-            if self._talon_stage == "spatna":
-                return _discards("betl", hand) + _discards("durch", hand)
-            return _discards("durch", hand)
+            acts: list[Action] = []
+            for kind in A.GAME_KINDS:
+                m = self.discard_mask(kind)
+                if m:
+                    acts += _discards(kind, [c for c in hand if m >> c & 1])
+            return acts
         if ph == ANSWER:
             return [A.DOBRA, A.SPATNA] if self._answer_kind == "barva" else [A.DOBRA, A.DURCH_ANSWER]
         if ph == CONTRACT:
@@ -270,6 +307,31 @@ class Deal:
                 acts.append(A.CONTRACT["sto-sedma"])
             return acts
         return []
+
+    def discard_mask(self, kind: str) -> int:
+        """In a talon decision, the cards :attr:`to_move` may discard announcing ``kind``
+        (barva, betl or durch), as a bitmask: any two different ones of them are a legal
+        pair, in either order (R3.2, R4.2, R4.3); 0 when ``kind`` is not open now."""
+        if self.phase != TALON:
+            return 0
+        stage = self._talon_stage
+        hand = self.masks[self.to_move]
+        if stage == "forhont":
+            free = hand & ~(1 << self.trump_card)
+            if kind == "barva":
+                small = free & NO_POINTS_MASK
+                return small if small.bit_count() >= 2 else 0
+            return free if kind in ("betl", "durch") else 0
+        if kind == "durch" or (kind == "betl" and stage == "spatna"):
+            return hand
+        return 0
+
+    def play_mask(self) -> int:
+        """In the play, the cards :attr:`to_move` may play now, as a bitmask (R7.2-R7.4;
+        laying the cards down, R8, is :attr:`lay_offered`); 0 outside the play."""
+        if self.phase != PLAY:
+            return 0
+        return self._legal_cards_mask(self.to_move)
 
     def _has_trump_seven(self, seat: int) -> bool:
         return self.trump is not None and bool(self.masks[seat] >> (self.trump * 8 + SEVEN) & 1)

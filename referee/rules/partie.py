@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import struct
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -22,6 +23,7 @@ from .deal import Deal
 DEALS_PER_PARTIE = 12
 CUT_RANGE = (2, 30)
 SEED_BITS = 128
+_EIGHT_UINT32 = struct.Struct(">8I")  # an HMAC-SHA256 block, read as big-endian unsigned integers
 
 
 def new_seed() -> str:
@@ -65,16 +67,20 @@ class SeedStream:
         self._key = key
         self._label = label.encode("ascii") + b"\x00"
         self._counter = 0
-        self._buf = b""
+        self._block: tuple[int, ...] = ()  # the current block as 8 integers
+        self._pos = 0
+
+    def _next_block(self) -> None:
+        digest = hmac.digest(self._key, self._label + self._counter.to_bytes(4, "big"), "sha256")
+        self._block = _EIGHT_UINT32.unpack(digest)
+        self._counter += 1
         self._pos = 0
 
     def uint32(self) -> int:
-        if self._pos + 4 > len(self._buf):
-            self._buf = hmac.new(self._key, self._label + self._counter.to_bytes(4, "big"), hashlib.sha256).digest()
-            self._counter += 1
-            self._pos = 0
-        x = int.from_bytes(self._buf[self._pos:self._pos + 4], "big")
-        self._pos += 4
+        if self._pos == len(self._block):
+            self._next_block()
+        x = self._block[self._pos]
+        self._pos += 1
         return x
 
     def below(self, n: int) -> int:
@@ -84,7 +90,10 @@ class SeedStream:
             raise ValueError(f"n={n} out of range")
         limit = (1 << 32) - (1 << 32) % n
         while True:
-            x = self.uint32()
+            if self._pos == len(self._block):  # uint32(), inlined: a shuffle draws 31 times
+                self._next_block()
+            x = self._block[self._pos]
+            self._pos += 1
             if x < limit:
                 return x % n
 
@@ -180,7 +189,7 @@ class Partie:
         self.seed = new_seed() if seed is None else seed
         if deck is None:
             deck = shuffled_deck(self.seed)
-        self.initial_deck: list[Card] = [Card(c) for c in deck]
+        self.initial_deck: list[Card] = [c if c.__class__ is Card else Card(c) for c in deck]  # (Card() checks the range)
         self.n_deals = deals
         self.deals: list[Deal] = []
         self.cuts: list[int | None] = []

@@ -85,8 +85,11 @@ def near_miss(answer: str, legal: tuple[str, ...] | list[str]) -> str | None:
     """The legal action the author probably meant, or None.
 
     Exact matches after folding case and diacritics come first (``dobrá`` →
-    ``dobra``, ``PLAY:KH`` → ``play:Kh``), then a card code given without its
-    ``play:`` prefix, then the closest spelling.
+    ``dobra``, ``PLAY:KH`` → ``play:Kh``), then the same card in another notation
+    (``Kh`` → ``play:Kh``, ``play:10h`` → ``play:Xh``, ``play:A♥`` → ``play:Ah``; a
+    talon's two cards in the other order), then — for word actions only — the closest
+    spelling.  A card action is never guessed by its spelling: ``play:Ah`` is not a
+    misspelt ``play:Xa`` but another card, which the rule and the legal list explain.
     """
     if not answer or not legal:
         return None
@@ -94,12 +97,42 @@ def near_miss(answer: str, legal: tuple[str, ...] | list[str]) -> str | None:
     by_fold = {_fold(a): a for a in legal}
     if folded in by_fold and by_fold[folded] != answer:
         return by_fold[folded]
-    if ":" not in folded and f"play:{folded}" in by_fold:
-        return by_fold[f"play:{folded}"]
-    close = difflib.get_close_matches(folded, list(by_fold), n=1, cutoff=0.75)
+    cards = _card_form(answer)
+    if cards is not None:
+        kind, codes = cards
+        same = [a for a in legal if (f := _card_form(a)) is not None and sorted(f[1]) == sorted(codes)
+                and (kind is None or f[0] == kind)]
+        same.sort(key=lambda a: _card_form(a)[1] != codes)  # the same order first
+        return same[0] if same and same[0] != answer else None
+    words = [a for a in legal if _card_form(a) is None]
+    close = difflib.get_close_matches(folded, [_fold(a) for a in words], n=1, cutoff=0.75)
     if close and by_fold[close[0]] != answer:
         return by_fold[close[0]]
     return None
+
+
+#: Card codes as written in the protocol and as people write them: ``Xh``/``10h``, ``A♥`` (the
+#: terminal's symbols for the German suits: ♥ červené, ♠ zelené, ♦ kule, ♣ žaludy).
+_SUIT_OF = {"h": "h", "l": "l", "b": "b", "a": "a", "♥": "h", "♠": "l", "♦": "b", "♣": "a"}
+_RANK_OF = {"7": "7", "8": "8", "9": "9", "10": "X", "x": "X", "u": "U", "o": "O", "k": "K", "a": "A"}
+
+
+def _card(token: str) -> str | None:
+    """``token`` (folded) as a protocol card code, or None when it is no card."""
+    token = token.strip()
+    if len(token) < 2 or token[-1] not in _SUIT_OF or token[:-1] not in _RANK_OF:
+        return None
+    return _RANK_OF[token[:-1]] + _SUIT_OF[token[-1]]
+
+
+def _card_form(text: str) -> tuple[str | None, tuple[str, ...]] | None:
+    """An action that names cards, as (its kind or None, its cards as protocol codes): ``play:10h``
+    → ``("play", ("Xh",))``, ``Ah`` → ``(None, ("Ah",))``; None for an action of words."""
+    kind, sep, rest = _fold(text).rpartition(":") if ":" in text else ("", "", _fold(text))
+    codes = tuple(_card(t) for t in rest.split(",")) if rest else ()
+    if not codes or None in codes:
+        return None
+    return (kind or None) if sep else None, codes
 
 
 def _answer_text(evidence: str) -> str | None:

@@ -30,7 +30,7 @@ import contextlib
 import functools
 import json
 import threading
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 from pathlib import Path
 
 import anyio
@@ -40,7 +40,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -49,7 +49,8 @@ from ..logs.log import BeingWritten, being_written
 from .folders import Refused, Roots, Scrub, ladder_of
 from .ladder import ladder_routes, plain_log
 from .log_data import LogError, open_log_data, replay_data
-from .play import Sessions
+from .play import IDLE_MINUTES, MOVE_TIMES_S, Tables
+from .play_routes import PlayPages
 from .tournament_data import TableCache, progress
 
 HERE = Path(__file__).parent
@@ -114,12 +115,14 @@ def _root(request: Request) -> tuple[int, str]:
 
 def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, str] | None = None,
                allowed_hosts: list[str] | None = None, max_bytes: int | None = None, bot_move_ms: int = 2000,
-               sandbox: str = "auto", build_sandbox: str = "bwrap") -> Starlette:
+               sandbox: str = "auto", table_idle_minutes: float = IDLE_MINUTES,
+               build_sandbox: str = "bwrap") -> Starlette:
     roots = Roots(folders, **({"max_bytes": max_bytes} if max_bytes else {}))
     cache = TableCache()
-    sessions = Sessions(Path(play_dir) if play_dir else roots.folders[0] / "plays", extra_bots, bot_move_ms, sandbox)
+    tables = Tables(Path(play_dir) if play_dir else roots.folders[0] / "plays", extra_bots, bot_move_ms, sandbox,
+                    table_idle_minutes)
     stopping = threading.Event()  # set when the server stops: the live streams end within a tick
-    scrub = Scrub([*roots.folders, sessions.log_dir])
+    scrub = Scrub([*roots.folders, tables.log_dir])
     limiters: dict[str, anyio.CapacityLimiter] = {}
 
     class Answer(JSONResponse):
@@ -157,7 +160,8 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         items, notes = await run_in_threadpool(roots.items)
         return TEMPLATES.TemplateResponse(request, "index.html", {
             "title": "the served folders", "items": items, "notes": notes,
-            "roots": [f.name or "/" for f in roots.folders], "bots": sessions.choices(), "page": {"kind": "index"},
+            "roots": [f.name or "/" for f in roots.folders], "bots": tables.choices(), "tables": tables.in_progress(),
+            "move_times": MOVE_TIMES_S, "idle_minutes": f"{tables.idle_s / 60:g}", "page": {"kind": "index"},
             "inline": None})
 
     # ------------------------------------------------------------------ tournaments and duels
@@ -288,82 +292,6 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         except OSError as e:
             return _unread(_root(request)[1], e)
 
-    # ------------------------------------------------------------------ play
-    async def play_start(request: Request):
-        body = (await request.body()).decode("utf-8", "replace")
-        form = {k: v[0] for k, v in parse_qs(body).items()}  # a urlencoded form (no multipart parser needed)
-        try:
-            session = sessions.start(int(form.get("seat", "0")), [str(form.get("bot1", "")), str(form.get("bot2", ""))])
-        except ValueError as e:
-            return plain(str(e), 400)
-        return RedirectResponse(f"/play/{session.id}", status_code=303)
-
-    def _session(request: Request):
-        s = sessions.get(request.path_params["sid"])
-        if s is None:
-            raise Refused(404, "no such game (the server was restarted?)")
-        return s
-
-    async def play_page(request: Request):
-        try:
-            s = _session(request)
-        except Refused as e:
-            return _refused(e)
-        log_root = _log_link(roots, s.log_path)
-        return page(request, "play.html", "play", {"kind": "play", "id": s.id, "seat": s.seat,
-                                                   "events": f"/play/{s.id}/events", "answer": f"/play/{s.id}/answer",
-                                                   "quit": f"/play/{s.id}/quit", "log": log_root})
-
-    async def play_events(request: Request):
-        try:
-            s = _session(request)
-        except Refused as e:
-            return _refused(e)
-        try:
-            start = int(request.headers.get("last-event-id") or request.query_params.get("from") or 0)
-        except ValueError:
-            start = 0
-
-        async def stream():
-            n = start
-            while await open_stream(request):
-                lines = await run_in_threadpool(s.wait_lines, n, LIVE_TICK_S)
-                for line in lines:
-                    n += 1
-                    yield f"id: {n}\nevent: line\ndata: {line}\n\n"
-                if not lines:
-                    if s.state not in ("starting", "playing"):
-                        yield scrub.text(f"event: state\ndata: {json.dumps(s.status())}\n\n")
-                        return
-                    yield ": tick\n\n"
-
-        return StreamingResponse(stream(), media_type="text/event-stream", headers={"cache-control": "no-store"})
-
-    async def play_answer(request: Request):
-        try:
-            s = _session(request)
-        except Refused as e:
-            return _refused(e)
-        raw = (await request.body()).decode("utf-8", "replace").strip()
-        why = s.answer(raw)
-        if why is not None:
-            return PlainTextResponse(why, 409)
-        return JSONResponse({"ok": True})
-
-    async def play_quit(request: Request):
-        try:
-            s = _session(request)
-        except Refused as e:
-            return _refused(e)
-        s.stop()
-        return JSONResponse({"ok": True})
-
-    async def play_status(request: Request):
-        try:
-            return Answer(_session(request).status())
-        except Refused as e:
-            return _refused(e)
-
     routes = [
         Route("/", index),
         Route("/favicon.ico", lambda request: Response(status_code=204)),
@@ -374,12 +302,8 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         Route("/api/log/{root:int}/{path:path}", log_api),
         Route("/replay/{root:int}/{path:path}", replay_page),
         Route("/api/replay/{root:int}/{path:path}", replay_api),
-        Route("/play", play_start, methods=["POST"]),
-        Route("/play/{sid}", play_page),
-        Route("/play/{sid}/events", play_events),
-        Route("/play/{sid}/answer", play_answer, methods=["POST"]),
-        Route("/play/{sid}/quit", play_quit, methods=["POST"]),
-        Route("/play/{sid}/status", play_status),
+        *PlayPages(tables, roots, page=page, plain=plain, answer_class=Answer, open_stream=open_stream,
+                   tick_s=LIVE_TICK_S).routes(),
         *ladder_routes(roots, scrub, page, build_sandbox=build_sandbox, live_tick_s=LIVE_TICK_S, stopping=stopping),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
@@ -388,18 +312,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield
-        await run_in_threadpool(sessions.stop_all)  # the games in progress end; their logs stay incomplete
+        await run_in_threadpool(tables.stop_all)  # the tables in play end; their logs stay incomplete
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
-    app.state.roots, app.state.cache, app.state.sessions, app.state.stopping = roots, cache, sessions, stopping
+    app.state.roots, app.state.cache, app.state.tables, app.state.stopping = roots, cache, tables, stopping
     app.state.scrub = scrub
     return app
 
-
-def _log_link(roots: Roots, path: Path) -> str | None:
-    """The log page of a play log, when its folder is served."""
-    real = path.resolve() if path.exists() else path
-    for i, f in enumerate(roots.folders):
-        if f == real or f in real.parents:
-            return f"/log/{i}/{roots.rel(i, real)}"
-    return None

@@ -1,28 +1,43 @@
-"""The play page: a person in the browser takes one seat against two bots, under the match referee.
+"""The play page's tables: one to three people in browsers and bots in the other seats, under the
+match referee.
 
-As ``marias play`` (:mod:`referee.people.play`), the match is :func:`referee.matches.match.run_match`
-with the same limits, log and rules; the person's seat is a :class:`BrowserSeat`
+As ``marias play`` (:mod:`referee.people.play`), a table's partie is :func:`referee.matches.match.run_match`
+with the same limits, log and rules.  Each person's seat is a :class:`BrowserSeat`
 (``BotSpec.seat``), which implements the referee's :class:`referee.seats.seat.Seat` the way a bot
 process does: every protocol line the referee writes to the seat is appended, unchanged, to
-the session's outbox, which the browser reads as server-sent events; a request blocks the
-referee's thread until the browser POSTs its answer line, which goes through the protocol's
-own decoder.  So the browser receives exactly the lines a bot in that seat receives — already
-redacted by the referee — and nothing else; the seat's lines are also kept as a transcript
-(LOGS.md, ``--transcript``) beside the log, which ``marias validate --transcript`` checks.
+that seat's :class:`Place`, which its browser reads as server-sent events; a request blocks
+the referee's thread until that browser POSTs its answer line, which goes through the
+protocol's own decoder.  So each browser receives exactly the lines a bot in its seat receives
+— already redacted by the referee — and nothing else; each seat's lines are also kept as a
+transcript (LOGS.md, ``--transcript``) beside the log, which ``marias validate --transcript``
+checks.
 
-The referee loop is synchronous, so each session's match runs in a thread of its own.  The
-person has no time limit (as ``marias play`` without ``--move-time``); the quit button (or the
-server stopping) ends the match, leaving the log incomplete, never a result.
+**Who may use a seat.**  A table is opened by one person, who chooses for every seat: himself,
+another person, or a bot.  Every person's seat has a secret token (``secrets.token_urlsafe``,
+192 bits); the opener's browser gets his in a cookie, the others' come in invite links that
+the opener passes on.  A token admits only its own seat of its own table (compared in constant
+time, :meth:`Place.admits`); it is never written to a file, a log or a file name.
+
+**Starting and ending.**  The partie starts once every invited person has taken the seat (given
+a name); the bots are started only then.  A person may have a move time (the referee's usual
+limit: running out is a timeout fault, R12.1-R12.3, as for a bot).  The quit button of any
+seat ends the table.  A table is *idle* when the person it waits for (to take the seat, or to
+answer a request) has had no page of that seat open and given no answer for
+``idle_minutes`` (default :data:`IDLE_MINUTES`, ``marias serve --table-idle-minutes``): it is
+then ended like a quit.  An ended table stops its bots at once (the referee's own shutdown)
+and leaves its log incomplete — never a result.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import queue
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+import unicodedata
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -35,96 +50,133 @@ from ..seats.faults import BotFault, FaultKind
 from ..seats.seat import ProcesslessSeat
 from ..seats.streams import open_private
 
-#: the person's time per decision: none in practice (as ``marias play`` without ``--move-time``)
+#: a person's time per decision without a move time: none in practice (as ``marias play``)
 NO_LIMIT_MS = 86_400_000
-#: sessions kept (finished ones are forgotten first)
-MAX_SESSIONS = 16
-#: a game whose page has not been connected for this long is stopped (the person left)
-ABANDONED_S = 1800.0
+#: tables in progress at once
+MAX_TABLES = 16
+#: tables kept in all (ended ones are forgotten first, oldest first)
+KEEP_TABLES = 64
+#: a table waiting this long for a person who has no page open and gave no answer is ended
+IDLE_MINUTES = 10.0
+#: a page counts as open while it read its seat's lines this recently (a live page reads every second)
+HERE_S = 5.0
+#: the longest name a person may give
+NAME_CHARS = 24
+#: the move times the index offers (seconds; 0: none); any from 0 to MAX_MOVE_S is taken
+MOVE_TIMES_S = (0, 15, 30, 60, 120, 300)
+MAX_MOVE_S = 3600
+YOU, PERSON = "you", "person"
+LIVE = ("waiting", "playing")
 
 
 class Stop(KeyboardInterrupt):
-    """The person (or the server) stopped the match: raised in the referee's thread, which ends it
-    as ``marias play`` ends on Ctrl-C (the bots closed, the log without a footer)."""
+    """The table ends (a quit, an idle table, the server stopping): raised in the referee's thread,
+    which ends the match as ``marias play`` ends on Ctrl-C (the bots closed, the log without a footer)."""
+
+
+def clean_name(text: str | None) -> str:
+    """A person's name as shown: printable characters only, trimmed, at most :data:`NAME_CHARS`."""
+    text = "".join(ch for ch in str(text or "") if unicodedata.category(ch)[0] not in "CZ" or ch == " ")
+    return " ".join(text.split())[:NAME_CHARS].strip()
 
 
 class BrowserSeat(ProcesslessSeat):
-    """The person's seat: lines out to the session's outbox, answers in from the browser."""
+    """A person's seat as the referee speaks to it: lines out to the seat's :class:`Place`, answers in
+    from its browser.  After a fault the referee ends the seat and makes a new one for the next
+    deal (as it restarts a bot's process): both feed the same place."""
 
-    def __init__(self, session: "Session"):
+    def __init__(self, place: "Place"):
         super().__init__()
-        self.session = session
+        self.place = place
 
     def send_lines(self, lines: list[str]) -> None:
         if self._closed:
             raise BotFault(FaultKind.EXIT, "the person's seat was closed")
-        self.session.emit(lines)
+        self.place.emit(lines)
 
     def request_lines(self, lines: list[str], timeout_s: float | None) -> tuple[dict, float]:
         self.send_lines(lines)
         t0 = time.monotonic()
-        raw = self.session.wait_answer(timeout_s)
+        raw = self.place.wait_answer(timeout_s)
         elapsed = time.monotonic() - t0
         if raw is None:
-            raise BotFault(FaultKind.TIMEOUT, f"no answer within {timeout_s:g} s", "", elapsed)
+            raise BotFault(FaultKind.TIMEOUT, f"no answer within {timeout_s:g} s (the person's move time)", "", elapsed)
         try:
             message = decode_line(raw.encode("utf-8"))
         except MessageError as e:
             raise BotFault(FaultKind.MALFORMED, str(e), raw[:300], elapsed) from None
         return message, elapsed
 
+    def kill(self) -> None:
+        super().kill()
+        self.place.withdraw()
 
-@dataclass
-class Session:
-    """One person's match: its thread, the lines sent to the browser, the answer awaited."""
+    def close(self) -> None:
+        super().close()
+        self.place.withdraw()
 
-    id: str
-    seat: int
-    bots: list[str]
-    log_path: Path
-    lines: list[str] = field(default_factory=list)
-    state: str = "starting"  # starting | playing | finished | stopped | failed
-    error: str | None = None
-    totals: list[int] | None = None
-    pending: dict | None = None  # the request awaiting an answer (decoded)
-    _answers: "queue.Queue[str | None]" = field(default_factory=queue.Queue)
-    _cond: threading.Condition = field(default_factory=threading.Condition)
-    _stop: bool = False
-    thread: threading.Thread | None = None
-    transcript: object = None
-    last_seen: float = field(default_factory=time.monotonic)  # when a page last read the lines
+
+class Place:
+    """One person's seat at a table: the token that admits its browser, every protocol line the
+    referee sent the seat (in order: their numbers are the event stream's ids), and the request
+    awaiting its answer."""
+
+    def __init__(self, table: "Table", seat: int, name: str | None = None):
+        self.table = table
+        self.seat = seat
+        self.token = secrets.token_urlsafe(24)  # never logged, never in a file name
+        self.name = name
+        self.lines: list[str] = []
+        self.pending: int | None = None  # the number (1-based) of the line awaiting an answer
+        self._pending_msg: dict | None = None
+        self._answers: "queue.Queue[str]" = queue.Queue()
+        self.seen: float | None = None  # when a page of this seat last read its lines
+        self.answered = time.monotonic()  # when it last answered (or took the seat, or the table was opened)
+        self.transcript = None
+
+    def admits(self, token: str | None) -> bool:
+        """Whether ``token`` is this seat's (constant time: a wrong guess learns nothing of the right one)."""
+        return isinstance(token, str) and hmac.compare_digest(token.encode("utf-8", "replace"), self.token.encode())
+
+    @property
+    def here(self) -> bool:
+        return self.seen is not None and time.monotonic() - self.seen < HERE_S
+
+    def _record(self, direction: str, line: str) -> None:
+        if self.transcript is not None:
+            self.transcript.write(json.dumps({"seat": self.seat, "dir": direction, "t": round(time.time(), 6),
+                                              "line": line}, ensure_ascii=False) + "\n")
+            self.transcript.flush()
 
     def emit(self, lines: list[str]) -> None:
-        with self._cond:
+        with self.table.cond:
             for line in lines:
                 self.lines.append(line)
-                if self.transcript is not None:
-                    self.transcript.write(json.dumps({"seat": self.seat, "dir": "send", "t": round(time.time(), 6),
-                                                      "line": line}, ensure_ascii=False) + "\n")
-                    self.transcript.flush()
+                self._record("send", line)
+                if line.startswith('{"type":"deal_start"'):
+                    self.table.deal = json.loads(line)["deal"]
             last = json.loads(lines[-1]) if lines else None
             if last is not None and last.get("type") in ("request", "hello"):
-                self.pending = last
-            self._cond.notify_all()
+                self.pending, self._pending_msg = len(self.lines), last
+                while not self._answers.empty():  # an answer that came too late for an earlier request
+                    self._answers.get_nowait()
+            self.table.cond.notify_all()
 
     def wait_answer(self, timeout_s: float | None) -> str | None:
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        """The browser's answer line; None when ``timeout_s`` passed first; :class:`Stop` when the table ends."""
+        since = time.monotonic()
+        deadline = None if timeout_s is None else since + timeout_s
         while True:
-            if self._stop or time.monotonic() - self.last_seen > ABANDONED_S:
-                raise Stop()
+            self.table.check(self, since)
             left = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
             if left <= 0:
+                self.withdraw()
                 return None
             try:
                 raw = self._answers.get(timeout=left)
             except queue.Empty:
                 continue
-            if raw is None:
-                raise Stop()
-            if self.transcript is not None:
-                self.transcript.write(json.dumps({"seat": self.seat, "dir": "recv", "t": round(time.time(), 6),
-                                                  "line": raw}, ensure_ascii=False) + "\n")
-                self.transcript.flush()
+            self._record("recv", raw)
             return raw
 
     def answer(self, raw: str) -> str | None:
@@ -137,8 +189,8 @@ class Session:
             msg = json.loads(raw)
         except ValueError:
             return "not JSON"
-        with self._cond:
-            p = self.pending
+        with self.table.cond:
+            p = self._pending_msg
             if p is None:
                 return "nothing is asked now"
             if p["type"] == "hello":
@@ -147,105 +199,241 @@ class Session:
             elif (not isinstance(msg, dict) or msg.get("type") != "action" or msg.get("id") != p.get("id")
                   or msg.get("action") not in p.get("legal", [])):
                 return "not one of the legal actions of the request awaiting an answer"
-            self.pending = None
-        self._answers.put(raw)
+            self.pending = self._pending_msg = None
+            self.answered = time.monotonic()
+            self._answers.put(raw)
+            self.table.cond.notify_all()
         return None
 
-    def stop(self) -> None:
-        self._stop = True
-        self._answers.put(None)
+    def withdraw(self) -> None:
+        """No answer is awaited any more (the time ran out, the seat was ended)."""
+        with self.table.cond:
+            self.pending = self._pending_msg = None
+            self.table.cond.notify_all()
 
-    def wait_lines(self, start: int, timeout: float) -> list[str]:
-        """The lines from index ``start`` on, waiting up to ``timeout`` s for one."""
-        self.last_seen = time.monotonic()
-        with self._cond:
-            if len(self.lines) <= start and self.state in ("starting", "playing"):
-                self._cond.wait(timeout)
+    def lines_from(self, start: int) -> list[str]:
+        """The lines from index ``start`` on, at once; the page that asks is here."""
+        self.seen = time.monotonic()
+        with self.table.cond:
             return self.lines[start:]
 
-    def status(self) -> dict:
-        return {"id": self.id, "seat": self.seat, "bots": self.bots, "state": self.state, "error": self.error,
-                "totals": self.totals, "log": self.log_path.name, "lines": len(self.lines)}
+    def wait_lines(self, start: int, timeout: float) -> list[str]:
+        """The lines from index ``start`` on, waiting up to ``timeout`` s for one; the page is here."""
+        self.seen = time.monotonic()
+        with self.table.cond:
+            if len(self.lines) <= start and self.table.state in LIVE:
+                self.table.cond.wait(timeout)
+            return self.lines[start:]
 
 
-class Sessions:
-    """The play sessions of one server; bots are built-ins or the ones given to ``marias serve --bot``."""
+@dataclass(frozen=True)
+class Seating:
+    """Who sits where, as the opener chose: ``you``, ``person`` or a bot's name, for seats 0, 1, 2."""
+
+    seats: tuple[str, str, str]
+    name: str = ""
+    move_s: int = 0
+
+    def check(self, bots: list[str]) -> None:
+        if len(self.seats) != 3:
+            raise ValueError("choose for three seats")
+        if self.seats.count(YOU) != 1:
+            raise ValueError("choose one seat for yourself")
+        for s in self.seats:
+            if s not in (YOU, PERSON) and s not in bots:
+                raise ValueError(f"a seat is you, a person or one of the bots: {', '.join(bots)}")
+        if not 0 <= self.move_s <= MAX_MOVE_S:
+            raise ValueError(f"the move time is 0 (none) to {MAX_MOVE_S} s")
+
+
+class Table:
+    """One table: its places (people) and bots, the referee's thread, its state."""
+
+    def __init__(self, tables: "Tables", seating: Seating):
+        self.id = secrets.token_urlsafe(9)  # the table's address: public (the index lists it); the seats' tokens are not
+        self.tables = tables
+        self.seating = seating
+        self.cond = threading.Condition()
+        self.state = "waiting"  # waiting | playing | finished | stopped | failed
+        self.reason: str | None = None
+        self.deal = 0
+        self.totals: list[int] | None = None
+        self.created = time.time()
+        self.opener = seating.seats.index(YOU)
+        self.places = {s: Place(self, s, (seating.name or "person") if c == YOU else None)
+                       for s, c in enumerate(seating.seats) if c in (YOU, PERSON)}
+        self._stop: str | None = None
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        self.log_path = reserve_log_path(tables.log_dir, f"play-{stamp}")  # -2, -3 ... when two start in one second
+        self.thread = threading.Thread(target=self._run, name=f"table-{self.id[:6]}", daemon=True)
+
+    # ---------------------------------------------------------------- people
+    def place(self, seat: int) -> Place | None:
+        return self.places.get(seat)
+
+    def sit(self, place: Place, name: str) -> None:
+        """The invited person takes the seat under ``name``; the partie starts when every seat is taken."""
+        with self.cond:
+            if place.name is None and self.state == "waiting":
+                place.name = clean_name(name) or f"person {place.seat}"
+                place.answered = time.monotonic()
+            self.cond.notify_all()
+
+    def labels(self) -> list[str]:
+        """Each seat's name in the log and in ``partie_start``: the person's, or the bot's; made unique."""
+        out: list[str] = []
+        for s, choice in enumerate(self.seating.seats):
+            label = self.places[s].name or f"person {s}" if s in self.places else choice
+            out.append(label if label not in out else f"{label}-{s}")
+        return out
+
+    # ---------------------------------------------------------------- ending
+    def stop(self, why: str) -> None:
+        with self.cond:
+            if self._stop is None:
+                self._stop = why
+            self.cond.notify_all()
+
+    def check(self, place: Place, since: float) -> None:
+        """:class:`Stop` when the table is ending, or when the person it waits for (``place``, since
+        ``since``) has had no page open and given no answer for the idle time."""
+        if self._stop is not None:
+            raise Stop(self._stop)
+        quiet = time.monotonic() - max(place.seen or 0.0, place.answered, since)
+        if quiet > self.tables.idle_s:
+            self.stop(f"idle: {place.name or f'the person invited to seat {place.seat}'} had no page of the table "
+                      f"open and gave no answer for {self.tables.idle_s / 60:g} minutes")
+            raise Stop(self._stop)
+
+    # ---------------------------------------------------------------- the partie
+    def _wait_seated(self) -> None:
+        since = time.monotonic()
+        while True:
+            with self.cond:
+                missing = [p for p in self.places.values() if p.name is None]
+                if not missing:
+                    return
+                self.cond.wait(1.0)
+            self.check(missing[0], since)
+
+    def _config(self) -> MatchConfig:
+        t = self.tables
+        seed = new_seed()
+        labels = self.labels()
+        move_ms = self.seating.move_s * 1000 or NO_LIMIT_MS
+        specs = []
+        for s, choice in enumerate(self.seating.seats):
+            if s in self.places:
+                place = self.places[s]
+                specs.append(BotSpec(label=labels[s], argv=[], builtin="person", seat=lambda p=place: BrowserSeat(p),
+                                     move_ms=move_ms, startup_ms=NO_LIMIT_MS))
+            else:
+                spec = BotSpec.parse(t.extra_bots.get(choice, choice), seed=f"{seed}:{s}")
+                spec.label = labels[s]
+                specs.append(spec)
+        return MatchConfig(bots=specs, partie=1, seed=seed, limits=Limits(move_ms=t.bot_move_ms),
+                           log_path=self.log_path, transcript=True, sandbox=t.sandbox)
+
+    def _run(self) -> None:
+        files = []
+        try:
+            self._wait_seated()
+            config = self._config()
+            for p in self.places.values():  # appended to: the referee creates (truncates) it too
+                p.transcript = open_private(Path(str(self.log_path.with_suffix("")) + f".seat{p.seat}.transcript.jsonl"), "a")
+                files.append(p.transcript)
+            self.state = "playing"
+            result = run_match(config)
+            self.totals = result.totals
+            self.state = "finished"
+        except (KeyboardInterrupt, Stop) as e:
+            self.state = "stopped"
+            self.reason = self._stop or str(e) or "stopped"
+        except Exception as e:  # noqa: BLE001 - shown to the people, the server goes on
+            self.state = "failed"
+            self.reason = f"{type(e).__name__}: {e}"
+        finally:
+            for p in self.places.values():
+                p.transcript = None
+            for f in files:
+                f.close()
+            if self.state == "stopped" and self.log_path.exists() and self.log_path.stat().st_size == 0:
+                self.log_path.unlink()  # the name reserved for a partie that never began
+            with self.cond:
+                for p in self.places.values():
+                    p.pending = p._pending_msg = None
+                self.cond.notify_all()
+
+    # ---------------------------------------------------------------- what is shown
+    def public(self) -> dict:
+        """What anyone may know of the table (the index): who sits where, which seats wait for their
+        person, the deal, the move time; never a token."""
+        seats = []
+        for s, choice in enumerate(self.seating.seats):
+            if s in self.places:
+                p = self.places[s]
+                seats.append({"seat": s, "kind": "person", "name": p.name, "taken": p.name is not None, "here": p.here})
+            else:
+                seats.append({"seat": s, "kind": "bot", "name": choice, "taken": True, "here": True})
+        return {"table": self.id, "state": self.state, "reason": self.reason, "deal": self.deal, "deals": 12,
+                "move_s": self.seating.move_s, "idle_minutes": round(self.tables.idle_s / 60, 2), "seats": seats,
+                "labels": self.labels()}
+
+    def status(self, place: Place) -> dict:
+        """What ``place``'s page is told besides its protocol lines: the table, the line awaiting an
+        answer, and the invite links (for the opener only)."""
+        d = self.public()
+        d.update({"you": place.seat, "awaiting": place.pending, "name": place.name,
+                  "totals": self.totals})
+        if place.seat == self.opener:
+            d["invites"] = {str(s): f"/play/{self.id}/{s}/join/{p.token}" for s, p in self.places.items() if s != self.opener}
+        return d
+
+
+class Tables:
+    """The tables of one server; bots are built-ins or the ones given to ``marias serve --bot``."""
 
     def __init__(self, log_dir: Path, extra_bots: dict[str, str] | None = None, bot_move_ms: int = 2000,
-                 sandbox: str = "auto"):
+                 sandbox: str = "auto", idle_minutes: float = IDLE_MINUTES):
         self.log_dir = Path(log_dir)
         self.extra_bots = dict(extra_bots or {})
         self.bot_move_ms = bot_move_ms
         self.sandbox = sandbox
-        self._sessions: dict[str, Session] = {}
+        self.idle_s = idle_minutes * 60
+        self._tables: dict[str, Table] = {}
         self._lock = threading.Lock()
 
     def choices(self) -> list[str]:
-        return [b for b in BUILTIN_BOTS] + sorted(self.extra_bots)
+        return list(BUILTIN_BOTS) + sorted(self.extra_bots)
 
-    def get(self, sid: str) -> Session | None:
+    def get(self, tid: str) -> Table | None:
         with self._lock:
-            return self._sessions.get(sid)
+            return self._tables.get(tid)
 
-    def start(self, seat: int, bots: list[str], seed: str | None = None) -> Session:
-        if seat not in (0, 1, 2):
-            raise ValueError("the seat is 0, 1 or 2")
-        if len(bots) != 2 or any(b not in self.choices() for b in bots):
-            raise ValueError(f"choose two bots of: {', '.join(self.choices())}")
-        sid = secrets.token_urlsafe(12)  # the page's address: the only key to the game (never in a file name)
-        seed = seed or new_seed()
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        log_path = reserve_log_path(self.log_dir, f"play-{stamp}")  # -2, -3 ... when two start in one second
-        session = Session(sid, seat, list(bots), log_path)
-        specs, others = [], iter(bots)
-        for s in range(3):
-            if s == seat:
-                specs.append(BotSpec(label="person", argv=[], builtin="person", seat=lambda: BrowserSeat(session),
-                                     move_ms=NO_LIMIT_MS, startup_ms=NO_LIMIT_MS))
-            else:
-                b = next(others)
-                value = f"{b}={self.extra_bots[b]}" if b in self.extra_bots else b
-                specs.append(BotSpec.parse_named(value, seed=f"{seed}:{s}"))
-        config = MatchConfig(bots=specs, partie=1, seed=seed, limits=Limits(move_ms=self.bot_move_ms),
-                             log_path=log_path, transcript=True, sandbox=self.sandbox)
+    def open(self, seating: Seating) -> Table:
+        """A new table as ``seating`` says; its thread waits for the invited people, then plays."""
+        seating.check(self.choices())
         with self._lock:
-            if len(self._sessions) >= MAX_SESSIONS:
-                for k, s in list(self._sessions.items()):
-                    if s.state not in ("starting", "playing"):
-                        del self._sessions[k]
-                        break
-                else:
-                    log_path.unlink(missing_ok=True)  # the name reserved above, still empty
-                    raise ValueError(f"{MAX_SESSIONS} games are being played already")
-            self._sessions[sid] = session
-        session.thread = threading.Thread(target=self._run, args=(session, config), name=f"play-{sid[:6]}", daemon=True)
-        session.thread.start()
-        return session
+            live = [t for t in self._tables.values() if t.state in LIVE]
+            if len(live) >= MAX_TABLES:
+                raise ValueError(f"{MAX_TABLES} tables are in play already: wait for one to end")
+            ended = sorted((t for t in self._tables.values() if t.state not in LIVE), key=lambda t: t.created)
+            while len(self._tables) >= KEEP_TABLES and ended:
+                del self._tables[ended.pop(0).id]
+            table = Table(self, seating)
+            self._tables[table.id] = table
+        table.thread.start()
+        return table
 
-    def _run(self, session: Session, config: MatchConfig) -> None:
-        tpath = Path(str(config.log_path.with_suffix("")) + f".seat{session.seat}.transcript.jsonl")
-        try:
-            with open_private(tpath, "a") as tf:  # appended to: the referee creates (truncates) it too
-                session.transcript = tf
-                session.state = "playing"
-                result = run_match(config)
-            session.totals = result.totals
-            session.state = "finished"
-        except (KeyboardInterrupt, Stop):
-            session.state = "stopped"
-        except Exception as e:  # noqa: BLE001 - shown to the person, the server goes on
-            session.state = "failed"
-            session.error = f"{type(e).__name__}: {e}"
-        finally:
-            session.transcript = None
-            with session._cond:
-                session._cond.notify_all()
+    def in_progress(self) -> list[dict]:
+        with self._lock:
+            tables = [t for t in self._tables.values() if t.state in LIVE]
+        return [t.public() for t in sorted(tables, key=lambda t: t.created)]
 
     def stop_all(self) -> None:
         with self._lock:
-            sessions = list(self._sessions.values())
-        for s in sessions:
-            s.stop()
-        for s in sessions:
-            if s.thread is not None:
-                s.thread.join(timeout=10)
+            tables = list(self._tables.values())
+        for t in tables:
+            t.stop("the server stopped")
+        for t in tables:
+            t.thread.join(timeout=10)
