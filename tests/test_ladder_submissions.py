@@ -348,6 +348,7 @@ def test_a_build_under_a_folder_every_bot_sees_still_sees_nothing_of_the_ladder(
     its own folder is there.  Simulated by taking /tmp off the private folders."""
     from referee.seats import sandbox
 
+    real_private = sandbox.private_folders
     monkeypatch.setattr(sandbox, "private_folders", lambda root="/": ("/home", "/root"))
 
     class Uncovered(S.BuildLimits):  # and no tmpfs over /tmp for the disk cap: /tmp shown like /opt
@@ -365,6 +366,7 @@ def test_a_build_under_a_folder_every_bot_sees_still_sees_nothing_of_the_ladder(
     r = S.build(bot, probe, lim, hide=(str(ladder),))
     assert seed not in r.output and "no-seed" in r.output and "mine" in r.output
     assert r.returncode == 0 and (bot / "out.txt").read_text() == "built\n"
+    monkeypatch.setattr(sandbox, "private_folders", real_private)  # submit refuses an exposed ladder: here it is not
     seen = {}
     monkeypatch.setattr(S, "build", lambda *a, **k: seen.update(k) or S.BuildResult(1, 0.0, "stop here"))
     token = S.make_token(ladder, "eva")
@@ -378,9 +380,36 @@ def test_a_ladder_under_a_folder_every_sandboxed_program_reads_takes_no_uploads(
     token = S.make_token(ladder, "eva")
     a = tar_gz(ladder.parent / "a.tgz", [("x.py", b"1")])
     assert S.exposed_folder(ladder) is None  # under /tmp: covered for every bot
-    monkeypatch.setattr(S, "private_folders", lambda root="/": ("/home", "/root"))  # as if it lay under /opt
+    from referee.seats import sandbox
+
+    monkeypatch.setattr(sandbox, "private_folders", lambda root="/": ("/home", "/root"))  # as if it lay under /opt
     assert S.exposed_folder(ladder) == "/" + str(ladder.resolve()).strip("/").split("/")[0]
     with pytest.raises(S.UploadRefused) as e:
         S.submit(ladder, token, a, "x", "python3 x.py")
     assert e.value.step == "sandbox" and e.value.status == 503 and "every sandboxed program can read" in e.value.message
     assert not (ladder / "uploads").exists()
+
+
+def test_a_ladder_is_not_made_added_to_or_run_under_a_folder_every_bot_sees(tmp_path, monkeypatch):
+    """Under /opt or /var every sandboxed bot reads the ladder's files whole, its secret seed among
+    them (so every deck): init refuses such a folder and such a seed file, and a ladder moved there
+    since is refused by add and run (found by an attack: a bot's check printed the seed)."""
+    from referee.ladder.run import run_ladder
+    from referee.seats import sandbox
+
+    made = LadderFolder.init(tmp_path / "season")  # under /tmp: covered for every bot
+    seed = tmp_path / "seed.txt"
+    seed.write_text("0123456789abcdef0123")
+    monkeypatch.setattr(sandbox, "private_folders", lambda root="/": ("/home", "/root"))  # as if /tmp were /opt
+    top = "/" + str(tmp_path.resolve()).strip("/").split("/")[0]
+    with pytest.raises(LadderError, match=f"cannot lie under {top}"):
+        LadderFolder.init(tmp_path / "other")
+    assert not (tmp_path / "other").exists()
+    with pytest.raises(LadderError, match="seed file cannot lie under"):
+        LadderFolder.init(Path("/home/nowhere-marias-test"), seed_file=seed)
+    assert not Path("/home/nowhere-marias-test").exists()
+    with pytest.raises(LadderError, match="cannot lie under"):
+        made.add("rnd", "random")
+    with pytest.raises(LadderError, match="cannot lie under"):
+        run_ladder(made.path, groups=1)
+    assert made.versions() == []

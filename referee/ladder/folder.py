@@ -116,6 +116,29 @@ class Refused(LadderError):
         self.report = report
 
 
+def exposed_folder(path) -> str | None:
+    """The system folder (``/opt``, ``/var`` ...) that ``path`` lies under, which every sandboxed
+    process sees read-only (protocol/PROTOCOL.md section 16), or None when it lies in a private one
+    (``/home``, ``/srv``, ``/tmp`` ...), which the sandbox covers but for each bot's own folder."""
+    from ..seats.sandbox import private_folders
+
+    real = os.path.realpath(path)
+    if any(real == d or real.startswith(d.rstrip("/") + "/") for d in private_folders()):
+        return None
+    return "/" + real.strip("/").split("/")[0]
+
+
+def refuse_exposed(path, what: str = "a ladder's folder") -> None:
+    """Raise :class:`LadderError` when ``path`` lies under a system folder: every bot would read
+    the ladder's secret seed (and so every deck) there, since no sandbox hides a system folder."""
+    system = exposed_folder(path)
+    if system is not None:
+        raise LadderError(f"{path}: {what} cannot lie under {system}, which every sandboxed bot sees whole "
+                          f"(its secret seed would deal every deck to them); choose a folder under /home, /srv, "
+                          f"/tmp or another that is not the system's")
+
+
+
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -170,6 +193,7 @@ class LadderFolder:
         from ..seats.sandbox import mark_output
 
         path = Path(path)
+        refuse_exposed(path)
         if (path / CONFIG_FILE).exists():
             raise LadderError(f"{path}: already a ladder")
         if path.exists() and not path.is_dir():
@@ -189,6 +213,7 @@ class LadderFolder:
                 config[key] = value
         if seed_file is not None:
             seed_file = Path(seed_file).resolve()
+            refuse_exposed(seed_file, "a ladder's seed file")
             text = seed_file.read_text(encoding="utf-8").strip()
             if len(text) < 16:
                 raise LadderError(f"{seed_file}: a seed of at least 16 characters is needed (a short one can be "
@@ -277,6 +302,7 @@ class LadderFolder:
         (:mod:`referee.seats.identity`) and it enters active, at the initial rating.  Its id is returned."""
         from ..seats.identity import IdentityError
 
+        refuse_exposed(self.path)
         cfg = self.config()
         if not NAME_RE.match(name or ""):
             raise LadderError(f"bot name {name!r}: letters, digits and _ . + - only, at most 40, starting with a "

@@ -35,7 +35,7 @@ from typing import TextIO
 
 from . import store
 from .archive import compress_old
-from .folder import INVALID_DIR, LOGS_DIR, SEATINGS, LadderError, LadderFolder, Planned, unit_id
+from .folder import INVALID_DIR, LOGS_DIR, SEATINGS, LadderError, LadderFolder, Planned, refuse_exposed, unit_id
 from .pairing import pair
 
 IDLE_S = 2.0  # with fewer than three active versions, how often the runner looks again
@@ -469,6 +469,7 @@ def run_ladder(path, *, workers: int | None = None, cluster: str | None = None, 
     from ..seats.sandbox import UNSANDBOXED_WARNING, SandboxUnavailable, resolve_mode
 
     ladder = LadderFolder.open(path)
+    refuse_exposed(ladder.path)  # a ladder moved under /opt since its init: its seed would be read
     try:  # before anything is planned: a ladder made where bwrap works, run where none does
         if resolve_mode(str(ladder.config()["sandbox"])) == "none" and stream is not None:
             stream.write(f"marias: {UNSANDBOXED_WARNING}\n")

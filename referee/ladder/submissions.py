@@ -61,9 +61,9 @@ from pathlib import Path
 from ..logs import files
 from ..seats.groups import kill_process_group_now
 from ..seats.resources import SandboxLimits, folder_bytes
-from ..seats.sandbox import SandboxConfig, SandboxUnavailable, launch, private_folders
+from ..seats.sandbox import SandboxConfig, SandboxUnavailable, launch
 from .folder import NAME_RE as BOT_NAME_RE
-from .folder import LadderError, LadderFolder, Refused
+from .folder import LadderError, LadderFolder, Refused, exposed_folder
 from .unpack import ArchiveRefused, UnpackLimits, unpack
 
 __all__ = [
@@ -433,16 +433,6 @@ def _new_upload_folder(ladder: Path) -> tuple[str, Path]:
             (root / uid).mkdir(0o755)
             return uid, root / uid
     raise OSError("cannot make a new upload folder")  # pragma: no cover - 16 random names taken
-
-
-def exposed_folder(ladder: Path) -> str | None:
-    """The system folder (``/opt``, ``/var`` ...) that ``ladder`` lies under, which every sandboxed
-    process sees read-only, or None when it lies in a private one (``/home``, ``/srv``, ``/tmp``,
-    ...), which the sandbox covers but for each bot's own folder."""
-    real = os.path.realpath(ladder)
-    if any(real == d or real.startswith(d.rstrip("/") + "/") for d in private_folders()):
-        return None
-    return "/" + real.strip("/").split("/")[0]
 
 
 def _owner_of_name(ladder_folder, name: str) -> str | None:
