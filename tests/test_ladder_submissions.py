@@ -413,3 +413,28 @@ def test_a_ladder_is_not_made_added_to_or_run_under_a_folder_every_bot_sees(tmp_
     with pytest.raises(LadderError, match="cannot lie under"):
         run_ladder(made.path, groups=1)
     assert made.versions() == []
+
+
+def test_the_command_line_lists_and_revokes_tokens_and_a_revoked_one_names_no_author(ladder):
+    from typer.testing import CliRunner
+
+    from referee.cli import app
+
+    cli = CliRunner()
+    made = cli.invoke(app, ["ladder", "token", str(ladder), "eva"])
+    assert made.exit_code == 0
+    token = made.stdout.strip()
+    cli.invoke(app, ["ladder", "token", str(ladder), "jan"])
+    listed = cli.invoke(app, ["ladder", "tokens", str(ladder)])
+    assert listed.exit_code == 0 and token not in listed.stdout
+    rows = [line.split() for line in listed.stdout.splitlines()]
+    assert [r[1] for r in rows] == ["eva", "jan"] and all(r[-1] == "valid" for r in rows)
+    assert S.author_of(ladder, token) == "eva"
+    gone = cli.invoke(app, ["ladder", "revoke", str(ladder), rows[0][0]])
+    assert gone.exit_code == 0 and "revoked 1 token" in gone.stdout
+    assert S.author_of(ladder, token) is None
+    again = cli.invoke(app, ["ladder", "revoke", str(ladder), rows[0][0]])
+    assert again.exit_code == 1 and "no valid token matched" in again.output
+    neither = cli.invoke(app, ["ladder", "revoke", str(ladder)])
+    assert neither.exit_code == 2 and "not both and not neither" in neither.output
+    assert [line.split()[-1] for line in cli.invoke(app, ["ladder", "tokens", str(ladder)]).stdout.splitlines()][1] == "valid"

@@ -148,11 +148,44 @@ def token(
     """Make an upload token for AUTHOR (printed once; marias serve accepts their uploads with it)."""
     from ..ladder.folder import LadderError, LadderFolder
 
-    try:
-        from ..ladder.submissions import make_token  # type: ignore[import-not-found]
-    except ImportError:
-        _fail(RuntimeError("this marias has no ladder submissions (referee/ladder/submissions.py)"))
+    from ..ladder.submissions import make_token
+
     try:
         typer.echo(make_token(LadderFolder.open(folder), author))
     except LadderError as e:
         _fail(e)
+
+
+@ladder_app.command("tokens")
+def tokens(folder: Path = typer.Argument(..., file_okay=False, help=FOLDER_HELP)):
+    """List the upload tokens made: id, author, when made, and whether revoked (never a token itself)."""
+    from ..ladder.folder import LadderError, LadderFolder
+    from ..ladder.submissions import tokens as made
+
+    try:
+        rows = made(LadderFolder.open(folder))
+    except (LadderError, ValueError) as e:
+        _fail(e)
+    if not rows:
+        typer.echo("no tokens (make one with `marias ladder token FOLDER AUTHOR`)")
+    for t in rows:
+        typer.echo(f"{t['id']}  {t['author']}  made {t['made']}  " + (f"revoked {t['revoked']}" if t["revoked"] else "valid"))
+
+
+@ladder_app.command("revoke")
+def revoke(
+    folder: Path = typer.Argument(..., file_okay=False, help=FOLDER_HELP),
+    token_id: Optional[str] = typer.Argument(None, help="The id of the token to revoke (as `marias ladder tokens` lists it; at least 6 characters)."),
+    author: Optional[str] = typer.Option(None, "--author", help="Revoke every token of this author instead."),
+):
+    """Revoke an upload token (by its id) or all of an author's: uploads with it are refused from then on."""
+    from ..ladder.folder import LadderError, LadderFolder
+    from ..ladder.submissions import revoke as do_revoke
+
+    try:
+        n = do_revoke(LadderFolder.open(folder), token_id=token_id, author=author)
+    except (LadderError, ValueError) as e:
+        _fail(e)
+    if n == 0:
+        _fail(ValueError("no valid token matched (see `marias ladder tokens`)"), 1)
+    typer.echo(f"revoked {n} token{'s' if n != 1 else ''}")
