@@ -29,7 +29,7 @@ import contextlib
 import functools
 import json
 import threading
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 from pathlib import Path
 
 import anyio
@@ -48,7 +48,8 @@ from ..logs.log import BeingWritten, being_written
 from .folders import Refused, Roots, Scrub
 from .log_data import LogError, open_log_data, replay_data
 from .play import Sessions
-from .tournament_data import TableCache, progress
+from .lists import index_lists
+from .tournament_data import TableCache, for_page, live_progress
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -152,9 +153,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         return TEMPLATES.TemplateResponse(request, template, {"title": title, "page": data, "inline": None})
 
     async def index(request: Request):
-        items, notes = await run_in_threadpool(roots.items)
+        bot = request.query_params.get("bot") or None
+        lists = await run_in_threadpool(index_lists, roots, cache, bot)
         return TEMPLATES.TemplateResponse(request, "index.html", {
-            "title": "the served folders", "items": items, "notes": notes,
+            "title": "the served folders", **lists,
             "roots": [f.name or "/" for f in roots.folders], "bots": sessions.choices(), "page": {"kind": "index"},
             "inline": None})
 
@@ -170,8 +172,11 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             return _refused(e)
         root, rel = _root(request)
         q = f"{root}/{'' if rel == '.' else rel}"
+        bot = request.query_params.get("bot") or None
+        b = f"?bot={quote(bot)}" if bot else ""
         return page(request, "tournament.html", folder.name, {
-            "kind": "tournament", "root": root, "rel": rel, "api": f"/api/tournament/{q}", "events": f"/events/tournament/{q}"})
+            "kind": "tournament", "root": root, "rel": rel, "api": f"/api/tournament/{q}{b}", "events": f"/events/tournament/{q}{b}",
+            "page": f"/tournament/{q}", "bot": bot})
 
     async def tournament_api(request: Request):
         try:
@@ -181,13 +186,15 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             return _refused(e)
         except Exception as e:  # noqa: BLE001 - whatever the folder holds, the page says why, the server goes on
             return plain(f"cannot table {folder.name}: {type(e).__name__}: {e}", 422)
-        return Answer(data)
+        return Answer(for_page(data, request.query_params.get("bot")))
 
     async def tournament_events(request: Request):
         try:
             folder = _folder(request)
         except Refused as e:
             return _refused(e)
+
+        bot = request.query_params.get("bot")
 
         async def stream():
             last, last_prog = None, None
@@ -198,12 +205,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
                     data = {"error": f"{type(e).__name__}: {e}", "computed": str(e)}
                 if data.get("computed") != last:  # new tables (a unit was accepted, the run stopped or resumed)
                     last, last_prog = data.get("computed"), data.get("progress")
-                    yield scrub.text(f"event: data\ndata: {json.dumps(data, ensure_ascii=False)}\n\n")
-                else:
-                    prog = await run_in_threadpool(progress, folder, (last_prog or {}).get("done", 0))
-                    if data.get("duel") and data["progress"]["state"] == "finished" and prog["state"] != "running":
-                        prog["state"] = "finished"
-                    if prog != last_prog:
+                    yield scrub.text(f"event: data\ndata: {json.dumps(for_page(data, bot), ensure_ascii=False)}\n\n")
+                else:  # between two computations: the state now, the units done and the ETA
+                    prog = None if "error" in data else await run_in_threadpool(live_progress, folder, data)
+                    if prog is not None and prog != last_prog:
                         last_prog = prog
                         yield f"event: progress\ndata: {json.dumps(prog)}\n\n"
                     else:
@@ -259,23 +264,33 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         except ValueError:
             raise Refused(400, "partie and deal are numbers") from None
 
+    def _position(request: Request) -> tuple[int | None, str]:
+        """The replayer's step and view from its address (?step=17&seat=1): where a link opens it."""
+        step, seat = request.query_params.get("step"), request.query_params.get("seat", "all")
+        if (step is not None and not step.isdigit()) or seat not in ("all", "0", "1", "2"):
+            raise Refused(400, "step is a number and seat is 0, 1, 2 or all")
+        return (int(step) if step is not None else None), seat
+
     async def replay_page(request: Request):
         try:
             path, key = await _page_log(request)
             partie, deal = _deal_args(request)
+            step, seat = _position(request)
         except Refused as e:
             return _refused(e)
         except BeingWritten as e:
             return _unread(_root(request)[1], e)
         return page(request, "replay.html", f"{path.name} · partie {partie} deal {deal}", {
             "kind": "replay", "api": f"/api/replay/{key}?partie={partie}&deal={deal}", "log": f"/log/{key}",
-            "log_api": f"/api/log/{key}", "replay": f"/replay/{key}", "partie": partie, "deal": deal})
+            "log_api": f"/api/log/{key}", "replay": f"/replay/{key}", "partie": partie, "deal": deal,
+            "step": step, "seat": seat})
 
     async def replay_api(request: Request):
         try:
             path, key = _log(request)
             partie, deal = _deal_args(request)
-            return Answer(await in_log_thread(replay_data, path, key, partie, deal, _root(request)[1]))
+            return Answer(await in_log_thread(replay_data, path, key, partie, deal, _root(request)[1],
+                                              roots.folders[_root(request)[0]]))
         except Refused as e:
             return _refused(e)
         except LogError as e:
