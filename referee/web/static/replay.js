@@ -145,6 +145,7 @@
           (view.laid && view.laid.seat === s ? " · laid down (R8)" : ""), el("span", { class: "ms" }, spent)));
       const trumpCard = this.who === "all" ? all.trump_card : view.trump_card;
       if (hand) box.append(M.handEl(hand, betl, { mark: (c) => (c === trumpCard ? "trumpcard" : null) }));
+      if (hand) box.lastChild.classList.add("seat-hand");
       else box.append(el("div", { class: "cards hidden-hand" }, el("span", { class: "muted" }, "hidden from seat " + this.who)));
       if (view.laid && view.laid.seat === s && !hand) { // laid cards are shown to every seat
         box.append(el("div", { class: "laid" }, el("span", { class: "muted" }, "laid down (R8): "), view.laid.cards.map((c) => M.cardEl(c))));
