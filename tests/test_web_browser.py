@@ -171,6 +171,16 @@ def test_the_replayer_opens_at_the_position_a_link_names_and_no_bot_text_runs_a_
         browser.get(f"{srv.url}/replay/0/{log}?partie=1&deal=1&step=999")
         wait(lambda: browser.find_elements(By.ID, "fault"), what="the fault")
         assert [e.get_attribute("data-card") for e in browser.find_elements(By.CSS_SELECTOR, "#trick .played .card")][0] == led
+        # cards laid down (bug 4): the all-seeing last step shows every hand as it was when they were laid
+        laid = next(json.loads(x) for x in web_site.log.read_text().splitlines() if '"type":"deal"' in x and '"deal":4,' in x)
+        assert laid["laid"], "robot lays its cards down in deal 4 of the site's match"
+        played = {c for t in laid["tricks"] for c in t["cards"]}
+        browser.get(f"{srv.url}/replay/0/{log}?partie=1&deal=4&step=999&seat=all")
+        wait(lambda: browser.find_elements(By.ID, "ended") or "when the cards were laid" in browser.find_element(By.ID, "trick").text,
+             what="the laid-down end")
+        shown = [hand(s) for s in range(3)]
+        assert all(shown) and sorted(shown[laid["laid"]["seat"]]) == sorted(laid["laid"]["cards"])
+        assert not played & {c for h in shown for c in h}
         # markup written by the bot: shown as text, never run
         browser.get(f"{srv.url}/replay/0/{log}?partie=1&deal=3&step=999")
         wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#stderr pre"), what="the stderr tail")
