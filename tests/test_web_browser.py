@@ -316,3 +316,60 @@ def test_the_report_opens_offline_inflates_its_logs_and_says_which_it_left_out(b
     browser.get(out.as_uri() + "#bot:r")
     wait(lambda: browser.find_element(By.ID, "logs-title").text == "Logs of r", what="r's logs")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#logs-table tr[data-log]")) == 3
+
+
+def test_the_replayer_shows_each_legal_cards_value_a_loss_graph_and_the_blunders(browser, web_site, tmp_path):
+    """Issue 35 item 3: the log page asks the server for the log's analysis (computed in the background,
+    two worlds a decision to keep it cheap) and lists its blunders; a blunder's link opens the replayer at
+    that step in that seat's view, where each legal card carries its values (the API's numbers), the loss
+    graph is drawn and the deal's blunders link to their steps."""
+    from referee.analysis.deals import Settings
+
+    root = tmp_path / "served"
+    (root / "logs").mkdir(parents=True)
+    logs = sorted((web_site.tour / "logs").glob("*.jsonl"))
+    log = root / "logs" / logs[0].name
+    shutil.copyfile(logs[0], log)
+    srv = LiveServer([root], tmp_path / "plays", analysis=Settings(worlds=2), analysis_processes=1)
+    rel = f"logs/{log.name}"
+    try:
+        browser.get(f"{srv.url}/log/0/{rel}")
+        wait(lambda: browser.find_elements(By.ID, "analysis-summary"), 300, "the log's analysis")
+        d = json.loads(srv.get(f"/api/analysis/0/{rel}", 30)[1])
+        assert d["state"] == "done" and d["cached"]  # computed once, then read from the cache
+        blunders = [(dl, x) for dl in d["deals"] for x in dl["decisions"] if x["blunder"]]
+        assert blunders, "random bots blunder"
+        rows = browser.find_elements(By.CSS_SELECTOR, "#blunders tr[data-step]")
+        assert len(rows) == len(blunders)
+        summary = browser.find_element(By.ID, "analysis-summary").text
+        assert all(r["bot"] in summary for r in d["summary"])
+        browser.save_screenshot(str(shots_dir(tmp_path) / "web-log-blunders.png"))
+        k = len(blunders) // 2
+        dl, x = blunders[k]
+        rows[k].find_element(By.CSS_SELECTOR, "a.blunder-link").click()
+        wait(lambda: browser.find_elements(By.ID, "values-table"), 60, "the values at the blunder")
+        assert browser.current_url.endswith(f"partie={dl['partie']}&deal={dl['deal']}&step={x['step']}&seat={x['seat']}")
+        shown = {r.get_attribute("data-action"): r for r in browser.find_elements(By.CSS_SELECTOR, "#values-table tr[data-action]")}
+        assert sorted(shown) == sorted(v["action"] for v in x["legal"])
+        for v in x["legal"]:
+            r = shown[v["action"]]
+            assert float(r.find_element(By.CSS_SELECTOR, "td.dd").get_attribute("data-grose")) == v["dd"]["grose"]
+            assert float(r.find_element(By.CSS_SELECTOR, "td.view").get_attribute("data-grose")) == pytest.approx(v["view"]["grose"])
+        assert "chosen" in shown[x["chosen"]].get_attribute("class") and "blunder" in browser.find_element(By.ID, "verdict").text
+        # on the cards of the hand: every legal card carries its value, no other card does
+        valued = {e.get_attribute("data-card") for e in browser.find_elements(By.CSS_SELECTOR, f".seat-{x['seat']} .seat-hand .card.valued")}
+        assert valued == {v["action"][5:] for v in x["legal"] if v["action"] != "lay"}
+        # the loss graph and the deal's blunders, each a link to its step
+        assert browser.find_elements(By.CSS_SELECTOR, "#loss-graph canvas")
+        links = browser.find_elements(By.CSS_SELECTOR, "#deal-blunders a.blunder-link")
+        here = [y for e, y in blunders if (e["partie"], e["deal"]) == (dl["partie"], dl["deal"])]
+        assert [int(a.get_attribute("data-step")) for a in links] == [y["step"] for y in here]
+        browser.save_screenshot(str(shots_dir(tmp_path) / "web-replay-values.png"))
+        links[-1].click()
+        wait(lambda: browser.find_element(By.ID, "step-no").get_attribute("data-step") == str(here[-1]["step"]), what="the last blunder")
+        wait(lambda: browser.find_elements(By.ID, "values-table"), 60, "its values")
+        # the graph's points are steps: a click on the graph moves the replayer (keys and slider as before)
+        browser.find_element(By.ID, "first").click()
+        assert not browser.find_elements(By.ID, "values-table")  # the bidding: no card to value
+    finally:
+        srv.stop()

@@ -44,7 +44,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from ..analysis.deals import Settings
 from ..logs.log import BeingWritten, being_written
+from .analyses import Analyses, Busy
 from .folders import Refused, Roots, Scrub
 from .log_data import LogError, open_log_data, replay_data
 from .play import Sessions
@@ -113,9 +115,10 @@ def _root(request: Request) -> tuple[int, str]:
 
 def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, str] | None = None,
                allowed_hosts: list[str] | None = None, max_bytes: int | None = None, bot_move_ms: int = 2000,
-               sandbox: str = "auto") -> Starlette:
+               sandbox: str = "auto", analysis: Settings = Settings(), analysis_processes: int | None = None) -> Starlette:
     roots = Roots(folders, **({"max_bytes": max_bytes} if max_bytes else {}))
     cache = TableCache()
+    analyses = Analyses(analysis, **({"processes": analysis_processes} if analysis_processes else {}))
     sessions = Sessions(Path(play_dir) if play_dir else roots.folders[0] / "plays", extra_bots, bot_move_ms, sandbox)
     stopping = threading.Event()  # set when the server stops: the live streams end within a tick
     scrub = Scrub([*roots.folders, sessions.log_dir])
@@ -243,7 +246,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             return _refused(e)
         except BeingWritten as e:
             return _unread(_root(request)[1], e)
-        return page(request, "log.html", path.name, {"kind": "log", "api": f"/api/log/{key}",
+        return page(request, "log.html", path.name, {"kind": "log", "api": f"/api/log/{key}", "analysis": f"/api/analysis/{key}",
                                                       "replay_api": f"/api/replay/{key}", "replay": f"/replay/{key}"})
 
     async def log_api(request: Request):
@@ -283,6 +286,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         return page(request, "replay.html", f"{path.name} · partie {partie} deal {deal}", {
             "kind": "replay", "api": f"/api/replay/{key}?partie={partie}&deal={deal}", "log": f"/log/{key}",
             "log_api": f"/api/log/{key}", "replay": f"/replay/{key}", "partie": partie, "deal": deal,
+            "analysis": f"/api/analysis/{key}?partie={partie}&deal={deal}",
             "step": step, "seat": seat})
 
     async def replay_api(request: Request):
@@ -295,6 +299,19 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             return _refused(e)
         except LogError as e:
             return plain(str(e), 404)
+        except OSError as e:
+            return _unread(_root(request)[1], e)
+
+    async def analysis_api(request: Request):
+        """The log's analysis (referee/web/analyses.py) as far as it has gone; ?partie=&deal=: that deal's."""
+        try:
+            path, key = await _page_log(request)  # never a log a match is still writing
+            only = _deal_args(request) if "deal" in request.query_params else None
+            return Answer(await in_log_thread(analyses.status, path, key.split("/", 1)[1], only))
+        except Refused as e:
+            return _refused(e)
+        except Busy as e:
+            return plain(str(e), 503)
         except OSError as e:
             return _unread(_root(request)[1], e)
 
@@ -384,6 +401,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         Route("/api/log/{root:int}/{path:path}", log_api),
         Route("/replay/{root:int}/{path:path}", replay_page),
         Route("/api/replay/{root:int}/{path:path}", replay_api),
+        Route("/api/analysis/{root:int}/{path:path}", analysis_api),
         Route("/play", play_start, methods=["POST"]),
         Route("/play/{sid}", play_page),
         Route("/play/{sid}/events", play_events),
@@ -398,10 +416,11 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
     async def lifespan(app):
         yield
         await run_in_threadpool(sessions.stop_all)  # the games in progress end; their logs stay incomplete
+        analyses.close()
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.roots, app.state.cache, app.state.sessions, app.state.stopping = roots, cache, sessions, stopping
-    app.state.scrub = scrub
+    app.state.scrub, app.state.analyses = scrub, analyses
     return app
 
 

@@ -52,6 +52,7 @@
     try {
       const data = await M.load(M.page.api);
       M.renderLog(data, head, body, (p, d) => M.page.replay + "?partie=" + p + "&deal=" + d);
+      if (M.page.analysis && M.attachLogAnalysis) M.attachLogAnalysis(M.page.analysis, document.getElementById("analysis"), M.page.replay);
     } catch (e) {
       M.fail(head, e);
     }

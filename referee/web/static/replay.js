@@ -282,6 +282,7 @@
         step: at.step, seat: at.seat,
         onMove: (i, who) => history.replaceState(null, "", P.replay + M.replayQuery(P.partie, P.deal, i, who)),
       });
+      if (P.analysis && M.attachAnalysis) M.attachAnalysis(window.replayer, P.analysis, P.replay); // the values, when the server has them
     } catch (e) {
       M.fail(node, e);
     }
