@@ -269,7 +269,12 @@ def test_the_index_shows_state_and_leader_from_the_cache_and_never_waits_for_tab
             row = re.search(r'<tr data-rel="tour">(.*?)</tr>', srv.get("/", timeout=20)[1].decode(), re.S).group(1)
         table = real(web_site.tour)["tables"]["standings"][0]
         assert f"{table['bot']} {table['groše']:+d} groše" in row
-        duel_row = re.search(r'<tr data-rel="same">(.*?)</tr>', srv.get("/", timeout=20)[1].decode(), re.S).group(1)
+        t0 = time.monotonic()
+        while True:  # the duel's tables are computed in the background too
+            duel_row = re.search(r'<tr data-rel="same">(.*?)</tr>', srv.get("/", timeout=20)[1].decode(), re.S).group(1)
+            if "tables being computed" not in duel_row or time.monotonic() - t0 > 60:
+                break
+            time.sleep(0.2)
         assert "decided" in duel_row and "H0 accepted" in duel_row
     finally:
         go.set()
@@ -374,3 +379,104 @@ def test_a_live_duel_page_shows_the_duels_end_as_the_duel_reaches_it(tmp_path):
             proc.kill()
         proc.wait(60)
         srv.stop()
+
+
+# ------------------------------------------------------------------ the analysis of a log (issue 35 item 3)
+
+CHEAP = dict(worlds=1, bidding=False)  # the seat's view over one world: cheap, still a view value per card
+
+
+def served_copy(site, tmp_path) -> tuple[Path, Path]:
+    root = tmp_path / "served"
+    (root / "logs").mkdir(parents=True)
+    log = root / "logs" / "m.jsonl"
+    shutil.copyfile(sorted((site.tour / "logs").glob("*.jsonl"))[0], log)
+    return root, log
+
+
+def analysed(c, url: str) -> dict:
+    t0 = time.monotonic()
+    while True:
+        r = c.get(url)
+        assert r.status_code == 200, r.text
+        d = r.json()
+        if d["state"] != "computing":
+            return d
+        assert time.monotonic() - t0 < 300, "the analysis never ended"
+        time.sleep(0.2)
+
+
+def test_the_analysis_api_gives_what_marias_analyze_gives_and_caches_it_where_no_bot_looks(web_site, tmp_path):
+    from referee.analysis import cache
+    from referee.analysis.deals import Settings
+    from referee.analysis.run import log_analysis
+    from referee.seats.sandbox import OUTPUT_MARKER, marked_outputs
+
+    root, log = served_copy(web_site, tmp_path)
+    settings = Settings(**CHEAP)
+    app = create_app([root], play_dir=tmp_path / "plays", analysis=settings, analysis_processes=1)
+    n = len(deals(log))
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        first = c.get("/api/analysis/0/logs/m.jsonl?partie=1&deal=3").json()
+        assert first["state"] == "computing" and first["total"] == n and first["cached"] is False
+        one = analysed(c, "/api/analysis/0/logs/m.jsonl?partie=1&deal=3")
+        r = c.get("/api/analysis/0/logs/m.jsonl")
+        whole = r.json()
+    want = log_analysis(log, settings)  # marias analyze's library call, in this process
+    assert whole["state"] == "done" and whole["cached"] is True  # stored, then read back
+    assert whole["deals"] == want["deals"] and whole["summary"] == want["summary"] and whole["settings"] == settings.to_dict()
+    assert one["deals"] == [d for d in want["deals"] if (d["partie"], d["deal"]) == (1, 3)]
+    assert whole["log"] == "logs/m.jsonl" and str(root) not in r.text and str(tmp_path) not in r.text
+    # the cache: marias analyze's own entry, 0600, in a folder no sandboxed bot is shown
+    path = cache.cache_path(log, settings)
+    assert cache.load(log, settings)["deals"] == want["deals"]
+    assert path.stat().st_mode & 0o777 == 0o600 and (path.parent / OUTPUT_MARKER).exists()
+    hidden, _files = marked_outputs([str(root)])
+    assert str(path.parent) in hidden
+
+
+def test_a_second_request_joins_the_computation_under_way_and_a_busy_server_says_so(web_site, tmp_path):
+    from referee.analysis.deals import Settings
+    from referee.web.analyses import Analyses, Busy
+
+    root, log = served_copy(web_site, tmp_path)
+    other = log.with_name("n.jsonl")
+    shutil.copyfile(sorted((web_site.tour / "logs").glob("*.jsonl"))[1], other)
+    an = Analyses(Settings(**CHEAP), processes=1, max_logs=1)
+    try:
+        s = an.status(log, "logs/m.jsonl")
+        assert s["state"] == "computing"  # its processes are spawned: no deal is done yet
+        [job] = an.jobs.values()
+        with pytest.raises(Busy):  # one log at a time here: the other waits its turn
+            an.status(other, "logs/n.jsonl")
+        submitted = []
+        real = an.pool.submit
+        an.pool.submit = lambda *a, **k: (submitted.append(a), real(*a, **k))[1]
+        again = an.status(log, "logs/m.jsonl")
+        assert again["state"] in ("computing", "done") and submitted == []  # no second computation
+        assert list(an.jobs.values()) in ([job], [])
+        t0 = time.monotonic()
+        while an.status(log, "logs/m.jsonl")["state"] == "computing":
+            assert time.monotonic() - t0 < 300
+            time.sleep(0.2)
+        assert an.status(log, "logs/m.jsonl")["cached"] is True and submitted == []
+        assert an.status(other, "logs/n.jsonl")["state"] == "computing"  # now its turn
+    finally:
+        an.close()
+
+
+def test_an_analysis_is_never_written_through_a_planted_link(web_site, tmp_path):
+    """A bot with a kept working folder could plant .marias-analysis as a link to a folder it reads:
+    the analysis (every hand, every bot's mistakes) is then kept in the server's memory only."""
+    from referee.analysis.deals import Settings
+
+    root, log = served_copy(web_site, tmp_path)
+    elsewhere = tmp_path / "readable_by_a_bot"
+    elsewhere.mkdir()
+    (root / "logs" / ".marias-analysis").symlink_to(elsewhere)
+    app = create_app([root], play_dir=tmp_path / "plays", analysis=Settings(**CHEAP), analysis_processes=1)
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        d = analysed(c, "/api/analysis/0/logs/m.jsonl")
+        assert d["state"] == "done" and d["cached"] is False and len(d["deals"]) == len(deals(log))
+        assert c.get("/api/analysis/0/logs/m.jsonl").json()["state"] == "done"  # from memory, not computed again
+    assert list(elsewhere.iterdir()) == []

@@ -5,7 +5,7 @@ gives the logs of the groups its test counts (as ``marias table`` counts them), 
 folder the logs its manifest names, a match's log folder or a file itself.
 :func:`analyze_logs` runs :func:`referee.analysis.deals.analyze_deal` over every deal,
 one task per deal, in ``jobs`` processes; :func:`log_analysis` is one log's whole analysis
-as JSON-ready data (what the web's replayer will read, through :mod:`referee.analysis.cache`).
+as JSON-ready data (what the web's replayer reads, through :mod:`referee.web.analyses`).
 """
 
 from __future__ import annotations

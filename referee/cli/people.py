@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..analysis.deals import WORLDS
 from ..matches.bounds import MAX_SEED_CHARS
 from .options import deck_file
 
@@ -68,8 +69,9 @@ def serve(
     play_dir: Optional[Path] = typer.Option(None, "--play-dir", file_okay=False, help="Where the play page writes its games' logs (default: FOLDER/plays of the first folder)."),
     bot: List[str] = typer.Option([], "--bot", "-b", help="NAME=COMMAND: a bot the play page may seat, besides the built-ins (repeatable)."),
     max_file_mb: float = typer.Option(64.0, "--max-file-mb", min=0.001, help="Larger files are not read for a page (413)."),
+    analysis_worlds: int = typer.Option(WORLDS, "--analysis-worlds", min=0, help="Worlds per card decision of the replayer's analysis from the seat's view (as marias analyze --worlds; its cache is shared); 0: double-dummy only, much faster."),
 ):
-    """A local web application over the folders marias writes: tournaments and duels (live), logs with a replayer of every deal, and a page to play a seat against bots. Prints its URL."""
+    """A local web application over the folders marias writes: tournaments and duels (live), logs with a replayer of every deal and its analysis (marias analyze, computed in the background), and a page to play a seat against bots. Prints its URL."""
     from ..web.serve import serve as run_serve
 
     extra = {}
@@ -78,7 +80,8 @@ def serve(
         if not sep or not name or not command:
             raise typer.BadParameter(f"{b!r}: give NAME=COMMAND", param_hint="--bot")
         extra[name] = command
-    raise typer.Exit(run_serve(list(folders or [Path(".")]), host, port, play_dir=play_dir, extra_bots=extra, max_mb=max_file_mb))
+    raise typer.Exit(run_serve(list(folders or [Path(".")]), host, port, play_dir=play_dir, extra_bots=extra, max_mb=max_file_mb,
+                                analysis_worlds=analysis_worlds))
 
 
 def report(

@@ -2,7 +2,8 @@
 
 Pages: the index of the served folders (tournaments, duels, logs) with the play form; a
 tournament or duel (:mod:`referee.web.tournament_data`, live over server-sent events); a log
-and each deal's replayer (:mod:`referee.web.log_data`); the play page
+and each deal's replayer (:mod:`referee.web.log_data`) with the log's analysis, computed in a
+pool of processes of its own (:mod:`referee.web.analyses`); the play page
 (:mod:`referee.web.play`).  Every file is reached through :class:`referee.web.folders.Roots`;
 nothing is loaded from the network.  The charts are uPlot (MIT; ``uPlot.iife.min.js`` and its
 CSS from the npm package ``uplot`` 1.6.32, vendored in ``referee/web/static`` with its licence):

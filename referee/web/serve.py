@@ -7,6 +7,7 @@ import sys
 import threading
 from pathlib import Path
 
+from ..analysis.deals import Settings
 from .app import create_app
 from .folders import BadFolder, Roots
 
@@ -60,7 +61,8 @@ def warm(app, folders: list[Path]) -> None:
 
 
 def serve(folders: list[Path], host: str = "127.0.0.1", port: int = 8000, *, play_dir: Path | None = None,
-          extra_bots: dict[str, str] | None = None, max_mb: float | None = None, out=sys.stderr) -> int:
+          extra_bots: dict[str, str] | None = None, max_mb: float | None = None, analysis_worlds: int | None = None,
+          out=sys.stderr) -> int:
     try:
         Roots(folders)
     except BadFolder as e:
@@ -70,7 +72,8 @@ def serve(folders: list[Path], host: str = "127.0.0.1", port: int = 8000, *, pla
         print(f"warning: serving on {host}: anyone who can reach this machine on port {port} can read the served "
               f"folders and start games (bots run here). Use the default 127.0.0.1 unless you mean it.", file=out)
     app = create_app(folders, play_dir=play_dir, extra_bots=extra_bots, allowed_hosts=allowed_hosts(host),
-                     max_bytes=int(max_mb * 2**20) if max_mb else None)
+                     max_bytes=int(max_mb * 2**20) if max_mb else None,
+                     analysis=Settings() if analysis_worlds is None else Settings(worlds=analysis_worlds))
     warm(app, folders)
     shown = f"[{host}]" if ":" in host else host
     server = server_for(app, host, port)
