@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+import multiprocessing
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -461,6 +463,12 @@ def test_a_second_request_joins_the_computation_under_way_and_a_busy_server_says
             time.sleep(0.2)
         assert an.status(log, "logs/m.jsonl")["cached"] is True and submitted == []
         assert an.status(other, "logs/n.jsonl")["state"] == "computing"  # now its turn
+        workers = multiprocessing.active_children()
+        assert workers
+        an.close()  # the server stops: its exit never waits for a deal under way
+        for w in workers:
+            w.join(60)
+        assert [w.exitcode for w in workers] == [-signal.SIGTERM] * len(workers)  # stopped, not left to finish
     finally:
         an.close()
 

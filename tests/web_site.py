@@ -4,7 +4,8 @@ trick in deal 1, a malformed action of markup in deal 3, markup on stderr; robot
 down in deal 4), the same log under a file name of markup, a tournament of four bots with a secret
 seed, and a duel of two identical bots (every group the same: an LLR of minus infinity).
 
-Tests must not change it: those that plant files work on a copy."""
+Tests must not change it: those that plant files work on a copy.  (A browser on a log page asks
+the server for the log's analysis, which is then cached beside the log in .marias-analysis/.)"""
 
 from __future__ import annotations
 

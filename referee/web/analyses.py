@@ -200,7 +200,16 @@ class Analyses:
                     self.kept.popitem(last=False)
 
     def close(self) -> None:
-        """Stop the pool: deals not started are dropped (their logs are analysed again when asked)."""
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = None
+        """Stop the pool at once: the deals under way are stopped, those not started dropped (their
+        logs are analysed again when asked), so that the server's exit never waits for a deal."""
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        stop = getattr(pool, "terminate_workers", None)  # Python 3.14
+        if stop is not None:
+            stop()
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())  # before 3.14: the executor's own table
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            p.terminate()
