@@ -187,10 +187,11 @@ def test_the_replayer_opens_at_the_position_a_link_names_and_no_bot_text_runs_a_
         assert "<script>window.__pwned=7</script>" in browser.find_element(By.CSS_SELECTOR, "#stderr pre").text
         assert "onerror" in browser.find_element(By.ID, "evidence").text and browser.execute_script(clean)
         markup = quote(web_site.markup_log.relative_to(web_site.root).as_posix())
-        for page, ready in [("/", "events"), (f"/log/0/{markup}", "complete"), (f"/replay/0/{markup}?partie=1&deal=3&step=99", "fault"),
-                            (f"/log/0/{log}", "complete"), ("/tournament/0/tour", "table-standings")]:
+        for page, ready in [("/", "#events"), (f"/log/0/{markup}", "#analysis-summary"), (f"/replay/0/{markup}?partie=1&deal=3&step=99", "#fault"),
+                            (f"/replay/0/{markup}?partie=1&deal=2&step=20&seat=1", "#loss-graph canvas"),
+                            (f"/log/0/{log}", "#complete"), ("/tournament/0/tour", "#table-standings")]:
             browser.get(srv.url + page)
-            wait(lambda: browser.find_elements(By.ID, ready), what=page)
+            wait(lambda: browser.find_elements(By.CSS_SELECTOR, ready), what=page)
             assert browser.execute_script(clean), page
         # the tournament's bot links to its games
         browser.find_element(By.CSS_SELECTOR, "#table-standings a.bot-logs").click()
