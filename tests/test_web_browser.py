@@ -368,6 +368,7 @@ def test_the_replayer_shows_each_legal_cards_value_a_loss_graph_and_the_blunders
         browser.save_screenshot(str(shots_dir(tmp_path) / "web-replay-values.png"))
         links[-1].click()
         wait(lambda: browser.find_element(By.ID, "step-no").get_attribute("data-step") == str(here[-1]["step"]), what="the last blunder")
+        assert browser.current_url.endswith(f"step={here[-1]['step']}&seat={here[-1]['seat']}")  # in that seat's view
         wait(lambda: browser.find_elements(By.ID, "values-table"), 60, "its values")
         # the graph's points are steps: a click on the graph moves the replayer (keys and slider as before)
         browser.find_element(By.ID, "first").click()

@@ -87,6 +87,17 @@
       }
     }
 
+    /* the bidding judged double-dummy: the game declared, and the betls and durches passed by that were makeable */
+    function biddingEl(b) {
+      if (!b) return null;
+      const out = [];
+      const g = b.declared;
+      if (g) out.push("seat " + g.seat + " (" + g.bot + ") declared " + (g.game === "barva" ? M.CONTRACT[g.contract] || g.contract : g.game) +
+        ": " + (g.made ? "made" : "not made") + " double-dummy" + (g.dd ? " (" + groše(g.dd.grose) + " for the actor)" : ""));
+      for (const p of b.passed || []) if (p.makeable) out.push("seat " + p.seat + " (" + p.bot + ") passed by a " + p.game + " that was makeable double-dummy (step " + p.step + ")");
+      return out.length ? el("p", { id: "bidding-verdict" }, "bidding: " + out.join("; ")) : null;
+    }
+
     function buildGraph() {
       const xs = deal.decisions.filter((x) => !x.forced);
       if (!xs.length) { graph.replaceChildren(el("p", { class: "muted" }, "no card decision with a choice in this deal")); return; }
@@ -112,8 +123,9 @@
       }, data, graph);
       plot.over.addEventListener("click", () => { const k = plot.cursor.idx; if (k !== null && k !== undefined) rp.go(data[0][k]); });
       const blunders = xs.filter((x) => x.blunder);
-      list.replaceChildren(el("p", {}, blunders.length ? "blunders in this deal:" : "no blunder in this deal"),
-        blunders.length ? el("ul", {}, blunders.map((x) => el("li", {}, el("a", { href: link(x), class: "blunder-link", "data-step": x.step },
+      list.replaceChildren(biddingEl(deal.bidding), el("p", {}, blunders.length ? "blunders in this deal:" : "no blunder in this deal"),
+        blunders.length ? el("ul", {}, blunders.map((x) => el("li", {}, el("a", { href: link(x), class: "blunder-link", "data-step": x.step,
+          onclick: (e) => { e.preventDefault(); rp.who = x.seat; rp.go(x.step); } },
           "step " + x.step + ", trick " + x.trick), ": seat " + x.seat + " (" + x.bot + ") played " + actionText(x.chosen) + ", " +
           "gave up " + lossText(x.loss_view) + " groše from its view (better " + (x.best_view || []).map(actionText).join(" ") + ")"))) : null);
     }
