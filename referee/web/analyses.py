@@ -106,6 +106,7 @@ class Analyses:
         self.jobs: dict[Path, Job] = {}  # by cache path: the log's bytes and the settings
         self.kept: OrderedDict[Path, dict] = OrderedDict()
         self.failed: OrderedDict[Path, str] = OrderedDict()
+        self.keys: OrderedDict[tuple, Path] = OrderedDict()  # a log's version -> its cache path
         self.lock = threading.Lock()
         self.pool: cf.ProcessPoolExecutor | None = None
 
@@ -118,7 +119,7 @@ class Analyses:
     def status(self, log: Path, rel: str, only: tuple[int, int] | None = None) -> dict:
         """The analysis of ``log`` (its name for the page ``rel``) as far as it goes, started if it is
         neither cached nor under way; ``only``: (partie, deal), that deal's analysis alone."""
-        key = cache.cache_path(log, self.settings)
+        key = self._key(log)
         with self.lock:
             job = self.jobs.get(key)
             if job is None and key in self.failed:
@@ -143,6 +144,21 @@ class Analyses:
                 job = self.jobs[key] = Job(lg, self.settings)
                 self._start(key, log, job, only)
         return {**job.status(rel, only), "cached": False}
+
+    def _key(self, log: Path) -> Path:
+        """The cache path of ``log`` (a hash of its bytes), hashed once per version of the file: a page
+        asks again every second or two while the analysis runs."""
+        st = os.stat(log)
+        version = (str(log), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        with self.lock:
+            hit = self.keys.get(version)
+        if hit is None:
+            hit = cache.cache_path(log, self.settings)
+            with self.lock:
+                self.keys[version] = hit
+                while len(self.keys) > 16 * KEPT:
+                    self.keys.popitem(last=False)
+        return hit
 
     def _failed(self, error: str, rel: str) -> dict:
         return {"state": "failed", "error": error, "done": 0, "total": 0, "deals": [], "summary": None,
