@@ -488,3 +488,15 @@ def test_an_analysis_is_never_written_through_a_planted_link(web_site, tmp_path)
         assert d["state"] == "done" and d["cached"] is False and len(d["deals"]) == len(deals(log))
         assert c.get("/api/analysis/0/logs/m.jsonl").json()["state"] == "done"  # from memory, not computed again
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_log_without_deals_is_analysed_at_once_to_nothing(web_site, tmp_path):
+    root, log = served_copy(web_site, tmp_path)
+    log.write_bytes(log.read_bytes().splitlines(keepends=True)[0])  # its header only: a match that never dealt
+    srv = LiveServer([root], tmp_path / "plays")
+    try:
+        status, body = srv.get("/api/analysis/0/logs/m.jsonl", timeout=60)
+        d = json.loads(body)
+        assert status == 200 and (d["state"], d["total"], d["deals"], d["summary"]) == ("done", 0, [], [])
+    finally:
+        srv.stop()

@@ -107,7 +107,7 @@ class Analyses:
         self.kept: OrderedDict[Path, dict] = OrderedDict()
         self.failed: OrderedDict[Path, str] = OrderedDict()
         self.keys: OrderedDict[tuple, Path] = OrderedDict()  # a log's version -> its cache path
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # a log without deals is finished while it is started
         self.pool: cf.ProcessPoolExecutor | None = None
 
     def _pool(self) -> cf.ProcessPoolExecutor:
@@ -142,7 +142,12 @@ class Analyses:
                 except AnalysisError as e:
                     return self._failed(str(e), rel)
                 job = self.jobs[key] = Job(lg, self.settings)
-                self._start(key, log, job, only)
+                try:
+                    self._start(key, log, job, only)
+                except RuntimeError as e:  # the pool broke (a process was killed): a new one next time
+                    self.jobs.pop(key, None)
+                    self.pool = None
+                    return self._failed(f"the analysis could not start: {e}", rel)
         return {**job.status(rel, only), "cached": False}
 
     def _key(self, log: Path) -> Path:
