@@ -133,14 +133,17 @@ class Analyses:
         if hit is not None:
             return {**Job.result_status(hit, rel, only), "cached": True}
         with self.lock:
+            if key not in self.jobs and len(self.jobs) >= self.max_logs:
+                raise Busy(f"{self.max_logs} logs are being analysed; ask again in a while")
+        try:
+            lg = read(log)  # outside the lock: the other pages' requests go on meanwhile
+        except AnalysisError as e:
+            return self._failed(str(e), rel)
+        with self.lock:
             job = self.jobs.get(key)
-            if job is None:
+            if job is None:  # nobody started it meanwhile
                 if len(self.jobs) >= self.max_logs:
                     raise Busy(f"{self.max_logs} logs are being analysed; ask again in a while")
-                try:
-                    lg = read(log)
-                except AnalysisError as e:
-                    return self._failed(str(e), rel)
                 job = self.jobs[key] = Job(lg, self.settings)
                 try:
                     self._start(key, log, job, only)
