@@ -73,7 +73,8 @@
       story.prepend(el("div", { id: "values" },
         el("h3", {}, "values of seat " + x.seat + "'s choices here (" + x.bot + ", in its groše)"),
         el("table", { class: "grid values", id: "values-table" },
-          el("tr", {}, el("th", {}, "card"), el("th", {}, "double-dummy"), el("th", {}, "from its view (" + x.worlds + " worlds)")), rows),
+          el("tr", {}, el("th", {}, "card"), el("th", {}, rp.who === "all" ? "double-dummy" : "double-dummy (every hand known: more than the seat knew)"),
+            el("th", {}, "from its view (" + x.worlds + " worlds)")), rows),
         el("p", { id: "verdict", class: x.blunder ? "error" : null }, verdict)));
       // on the cards themselves, where the hand is shown
       for (const v of x.legal) {
