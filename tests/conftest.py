@@ -69,3 +69,11 @@ def pytest_collection_modifyitems(config, items):
         name = Path(str(item.fspath)).name
         if name in SLOW_FILES or f"{name}::{item.originalname}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def web_site(tmp_path_factory):
+    """The served folder of the web pages' tests (tests/web_site.py), built once for the session."""
+    from tests.web_site import build
+
+    return build(tmp_path_factory.mktemp("web_site"))
