@@ -26,6 +26,7 @@ SLOW_FILES = {
     "test_check.py",            # marias check: three partie per bot, several bots (minutes)
     "test_cluster.py",          # a Dask cluster
     "test_duel.py",             # head-to-head tests: groups of six partie
+    "test_ladder_run.py",       # marias ladder run: duplicate groups, a kill -9, a faulting version
     "test_examples.py",         # node, gcc and cargo bots
     "test_match_interrupt.py",  # Ctrl-C in a running match
     "test_play.py",             # marias play in a pseudo-terminal (pexpect)
@@ -68,3 +69,11 @@ def pytest_collection_modifyitems(config, items):
         name = Path(str(item.fspath)).name
         if name in SLOW_FILES or f"{name}::{item.originalname}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def web_site(tmp_path_factory):
+    """The served folder of the web pages' tests (tests/web_site.py), built once for the session."""
+    from tests.web_site import build
+
+    return build(tmp_path_factory.mktemp("web_site"))

@@ -6,12 +6,8 @@ refused with a clear message."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +18,7 @@ from referee.tournaments import results as R  # noqa: E402
 from referee.tournaments import standings as S  # noqa: E402
 from referee.tournaments import tournament as T  # noqa: E402
 from referee.tournaments.cluster import ClusterError, play_group  # noqa: E402
+from tests.cluster_kill import a_busy_worker_killed  # noqa: E402
 from tests.files import written_records  # noqa: E402
 
 
@@ -76,27 +73,12 @@ def test_a_worker_killed_in_the_middle_loses_and_doubles_nothing(cluster, tmp_pa
     field = ("a=random", "b=random", "c=robot", "d=random")  # 4 tables: 4 groups of 3 units on 2 workers
     cfg = config(out, "kill", cl.scheduler_address, bots=field)
     units = T.plan_units(config(tmp_path / "x", "kill", bots=field))
-    killed: list[int] = []
-    stop = threading.Event()
 
-    def killer():  # the tournament runs in the main thread (it handles signals); this watches and kills
-        while not stop.is_set():
-            busy = [w for w, keys in client.processing().items() if keys]
-            done = len(journal_done(out)) if (out / T.JOURNAL_FILE).exists() else 0
-            if busy and done >= 1:  # a unit is accepted and a worker is playing a group: kill that worker
-                pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-                return
-            time.sleep(0.05)
+    def ready() -> bool:  # a unit is accepted
+        return bool((out / T.JOURNAL_FILE).exists() and journal_done(out))
 
-    th = threading.Thread(target=killer, daemon=True)
-    th.start()
-    try:
+    with a_busy_worker_killed(client, ready) as killed:
         run = T.run_tournament(cfg, check=False)
-    finally:
-        stop.set()
-        th.join(30)
     assert killed, "the tournament ended before a worker could be killed"
     assert run.complete and not run.failed
     done = journal_done(out)

@@ -93,3 +93,17 @@ def test_the_event_folders_reader_reaching_up_into_a_runner_breaks_the_tournamen
     assert r.returncode != 0
     assert "tournaments: the runners over the event folder's reader over the files it reads BROKEN" in r.stdout
     assert "referee.tournaments.event -> referee.tournaments.tournament" in r.stdout
+
+
+def test_the_ladder_folder_reaching_up_into_its_runner_or_the_web_breaks_the_contracts(tmp_path):
+    root = _copy(tmp_path)
+    folder = root / "referee" / "ladder" / "folder.py"
+    folder.write_text(folder.read_text() + "\nfrom . import run  # the data API leaning on the runner\n")
+    tools = root / "referee" / "tools" / "check.py"
+    tools.write_text(tools.read_text() + "\nfrom ..ladder import folder  # a bot author's tool leaning on the ladder\n")
+    r = lint_imports(root)
+    assert r.returncode != 0
+    assert "ladder: the runner over the store over the folder over the ratings BROKEN" in r.stdout
+    assert "referee.ladder.folder -> referee.ladder.run" in r.stdout
+    assert "referee: each layer imports only the layers below it BROKEN" in r.stdout
+    assert "referee.tools.check -> referee.ladder.folder" in r.stdout

@@ -149,7 +149,8 @@ def test_a_log_another_process_is_writing_is_not_served_until_its_writer_is_gone
         with client_for(root) as c:
             assert "running.jsonl" not in c.get("/").text
             for url in ("/log/0/logs/running.jsonl", "/api/log/0/logs/running.jsonl",
-                        "/api/replay/0/logs/running.jsonl?partie=1&deal=1", "/replay/0/logs/running.jsonl"):
+                        "/api/replay/0/logs/running.jsonl?partie=1&deal=1", "/replay/0/logs/running.jsonl",
+                        "/api/analysis/0/logs/running.jsonl", "/api/analysis/0/logs/running.jsonl?partie=1&deal=1"):
                 r = c.get(url)
                 assert r.status_code == 409 and "still being played" in r.text, url
             writer.send_signal(signal.SIGKILL)  # the writer crashes: its log stays incomplete forever
@@ -248,7 +249,7 @@ def test_a_manifest_naming_a_device_a_fifo_or_a_file_outside_gets_notes_not_a_ha
     assert "outside.jsonl: cannot be read (outside the folder" in notes
     assert "link.jsonl: cannot be read (outside the folder" in notes
     assert "fifo.jsonl: cannot be read (a FIFO" in notes
-    assert d["logs"] == ["logs/ok.jsonl"]  # only the log inside, on record, counts
+    assert [e[0] for e in d["logs"]] == ["logs/ok.jsonl"]  # only the log inside, on record, counts
     assert sum(row["partie"] for row in d["tables"]["standings"]) == 3
 
 
@@ -266,7 +267,7 @@ def test_a_fifo_beside_the_results_database_is_a_note_and_the_logs_are_read(tmp_
     os.mkfifo(tour / "results.sqlite-wal")
     d = tournament_api(root, "tour")
     assert any("results.sqlite-wal: a FIFO" in n and "read from the logs instead" in n for n in d["notes"])
-    assert d["logs"] == ["logs/ok.jsonl"]
+    assert [e[0] for e in d["logs"]] == ["logs/ok.jsonl"]
 
 
 def test_deep_or_malformed_json_in_a_served_folder_is_a_note_never_a_500(tmp_path):

@@ -9,12 +9,14 @@ import time
 import urllib.error
 import urllib.request
 
+from referee.analysis.deals import Settings
 from referee.web.app import create_app
 from referee.web.serve import server_for
 
 
 class LiveServer:
     def __init__(self, folders, play_dir, **kw):
+        kw.setdefault("analysis", Settings(worlds=0, bidding=False))  # a log page asks for it: cheap, unless a test says
         self.app = create_app(folders, play_dir=play_dir, sandbox="none", **kw)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

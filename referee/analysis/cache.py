@@ -14,8 +14,8 @@ the same way:
   way the sandbox covers it for every bot (:func:`referee.seats.sandbox.marked_outputs`);
 * it is written to a temporary name and renamed, so a reader never sees half an analysis.
 
-``cached_log_analysis`` is what the web's replayer will call (in the background) to show a log's
-analysis; ``marias analyze --cache`` uses the same entries.
+``marias analyze --cache`` (:func:`cached_log_analysis`) and ``marias serve``
+(:mod:`referee.web.analyses`, in the background) use the same entries.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ gives the logs of the groups its test counts (as ``marias table`` counts them), 
 folder the logs its manifest names, a match's log folder or a file itself.
 :func:`analyze_logs` runs :func:`referee.analysis.deals.analyze_deal` over every deal,
 one task per deal, in ``jobs`` processes; :func:`log_analysis` is one log's whole analysis
-as JSON-ready data (what the web's replayer will read, through :mod:`referee.analysis.cache`).
+as JSON-ready data (what the web's replayer reads, through :mod:`referee.web.analyses`).
 """
 
 from __future__ import annotations
@@ -150,11 +150,12 @@ def analyze_read(logs: list[LogDeals], settings: Settings = Settings(), jobs: in
     out = []
     for i, lg in enumerate(logs):
         deals = [done[(i, j)] for j in range(len(lg.deals)) if (i, j) in done]
-        out.append(_log_result(lg, deals, settings))
+        out.append(log_result(lg, deals, settings))
     return Run(out, len(done), len(tasks), interrupted)
 
 
-def _log_result(lg: LogDeals, deals: list[dict], settings: Settings) -> dict:
+def log_result(lg: LogDeals, deals: list[dict], settings: Settings) -> dict:
+    """A log's analysis from its deals' (:func:`referee.analysis.deals.analyze_deal`, in the log's order)."""
     return {"log": str(lg.path), "analysis_version": ANALYSIS_VERSION, "settings": settings.to_dict(),
             "bots": lg.bots, "deals": deals, "summary": bot_rows(deals), "problems": lg.problems}
 

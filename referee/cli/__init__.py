@@ -9,6 +9,7 @@ This file only assembles the typer app; the commands live by what they are about
 :mod:`.people`         ``play``, ``serve``, ``report``: people and the web pages
 :mod:`.events`         ``tournament``, ``duel``, ``table``: events and their tables
 :mod:`.analysis`       ``analyze``: every decision of a log valued
+:mod:`.ladder`         ``ladder …``: a season that runs itself
 :mod:`.bench`          ``bench …``: benchmarks
 :mod:`.options`        what several commands share (sandbox and limit options, checks of input, progress)
 =====================  ==========================================================
@@ -22,6 +23,7 @@ import typer
 
 from . import analysis, events, logs, matches, people, tools
 from .bench import bench_app
+from .ladder import ladder_app
 
 app = typer.Typer(
     add_completion=True,  # marias --install-completion / --show-completion (bash, zsh, fish, PowerShell)
@@ -65,6 +67,7 @@ app.command()(events.tournament)
 app.command()(events.duel)
 app.command("table")(events.table_cmd)
 app.command()(analysis.analyze)
+app.add_typer(ladder_app, name="ladder")
 app.add_typer(bench_app, name="bench")
 
 

@@ -147,6 +147,21 @@ def bench_table(
     _print_bench(bench_ladder.table(partie=partie, bots=bots, keep=keep), as_json)
 
 
+@bench_app.command("ladder")
+def bench_ladder_cmd(
+    versions: int = typer.Option(50, min=3, help="Versions in the generated ladder."),
+    partie: int = typer.Option(100_000, min=6, help="Partie in the generated ladder's database (whole groups of six)."),
+    groups: int = typer.Option(4, min=0, help="Groups a real ladder of built-in bots then plays, for the coordinator's CPU per partie against the game's own (0: skip)."),
+    workers: int = typer.Option(1, "--concurrency", "-j", min=1, help="Partie played at once in that real ladder."),
+    keep: Optional[Path] = typer.Option(None, "--keep", file_okay=False, help="Make the generated ladder here (and keep it) instead of in a temporary folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """A ladder at scale and at work: a database of --versions versions and --partie partie written by the runner's own code, then the time to draw one table (goal <= 10 ms) and of the leaderboard (goal <= 1 s), the whole ladder table, a version's games and history; then a real ladder of built-in bots playing --groups groups: the coordinator's CPU per partie against the game's own, and the disk a partie takes, plain and gzipped."""
+    from ..ladder.bench import bench
+
+    _print_bench(bench(versions=versions, partie=partie, groups=groups, workers=workers, keep=keep), as_json)
+
+
 @bench_app.command("web")
 def bench_web(
     partie: int = typer.Option(100_000, min=6, help="Partie in the generated results database behind the tournament page."),

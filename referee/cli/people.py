@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from ..analysis.deals import WORLDS
 from ..matches.bounds import MAX_SEED_CHARS
 from .options import deck_file
 
@@ -62,15 +63,16 @@ def play(
 
 # ------------------------------------------------------------------ web: serve, report
 def serve(
-    folders: List[Path] = typer.Argument(None, help="Folders of tournaments, duels and match logs (default: the current folder)."),
+    folders: List[Path] = typer.Argument(None, help="Folders of tournaments, duels, ladders and match logs (default: the current folder)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; anything but loopback is reachable by others (a warning says so)."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
     play_dir: Optional[Path] = typer.Option(None, "--play-dir", file_okay=False, help="Where the play page writes its games' logs (default: FOLDER/plays of the first folder)."),
     bot: List[str] = typer.Option([], "--bot", "-b", help="NAME=COMMAND: a bot the play page may seat, besides the built-ins (repeatable)."),
     max_file_mb: float = typer.Option(64.0, "--max-file-mb", min=0.001, help="Larger files are not read for a page (413)."),
     table_idle_minutes: float = typer.Option(10.0, "--table-idle-minutes", min=0.01, help="A play table ends (its bots stopped, its log kept incomplete) when the person it waits for, to sit down or to answer, has had no page of the table open and given no answer for this long."),
+    analysis_worlds: int = typer.Option(WORLDS, "--analysis-worlds", min=0, help="Worlds per card decision of the replayer's analysis from the seat's view (as marias analyze --worlds; its cache is shared); 0: double-dummy only, much faster."),
 ):
-    """A local web application over the folders marias writes: tournaments and duels (live), logs with a replayer of every deal, and card tables where people play with bots and each other (invite links). Prints its URL; exits 2 when the port is taken."""
+    """A local web application over the folders marias writes: tournaments and duels (live), ladders (the leaderboard live, each version's history and games; authors with a token upload bots and read their own stderr, protocol/LADDER.md), logs with a replayer of every deal and its analysis (marias analyze, computed in the background), and card tables where people play with bots and each other (invite links). Prints its URL; exits 2 when the port is taken."""
     from ..web.serve import serve as run_serve
 
     extra = {}
@@ -80,15 +82,15 @@ def serve(
             raise typer.BadParameter(f"{b!r}: give NAME=COMMAND", param_hint="--bot")
         extra[name] = command
     raise typer.Exit(run_serve(list(folders or [Path(".")]), host, port, play_dir=play_dir, extra_bots=extra, max_mb=max_file_mb,
-                               table_idle_minutes=table_idle_minutes))
+                               table_idle_minutes=table_idle_minutes, analysis_worlds=analysis_worlds))
 
 
 def report(
     folder: Path = typer.Argument(..., help="A tournament or duel folder."),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", dir_okay=False, help="The HTML file to write."),
-    max_logs: int = typer.Option(50, "--max-logs", min=0, help="Logs whose deals get a replayer in the file (the file grows about 10 KB per deal)."),
+    max_logs: Optional[int] = typer.Option(None, "--max-logs", min=0, help="Put only the first N logs' replays in the file (default: every log; compressed, about 1.4 KB per deal); the others are listed as not in the report."),
 ):
-    """The tournament page and its replayer as one self-contained HTML file that opens offline."""
+    """The tournament page, every log and the replayer of every deal as one self-contained HTML file that opens offline."""
     from ..web.report import write
 
     if not folder.is_dir():

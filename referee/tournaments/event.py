@@ -169,8 +169,32 @@ class EventFolder:
                 sig.append((name, st.st_mtime_ns, st.st_size))
             except OSError:
                 sig.append((name, None))
-        sig.append(("running", self.running()))
+        running = self.running()
+        sig.append(("running", running))
+        if running and self.is_duel:  # a duel keeps no journal: a group counts when its logs are complete
+            sig.append(("newest logs", self._newest_logs()))
         return tuple(sig)
+
+    #: The newest unit logs of a running duel that :meth:`signature` looks at: a log that a worker
+    #: finishes is among them (the workers play at most two batches of groups at once, each at most
+    #: twelve groups of six logs).
+    NEWEST_LOGS = 3 * 12 * 6
+
+    def _newest_logs(self) -> tuple:
+        """(name, mtime, size) of a duel's newest unit logs: a log's footer changes it (its name, in
+        ``logs/``, was there since the log was started)."""
+        try:
+            names = sorted(n for n in os.listdir(self.logs_dir) if H2H.DUEL_LOG_RE.match(n))[-self.NEWEST_LOGS:]
+        except OSError:
+            return ()
+        out = []
+        for n in names:
+            try:
+                st = os.stat(self.logs_dir / n)
+                out.append((n, st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append((n, None))
+        return tuple(out)
 
     # ------------------------------------------------------------------ units and their logs
     def planned_logs(self, manifest: dict | None = None) -> list[Path]:

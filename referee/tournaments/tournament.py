@@ -185,7 +185,8 @@ def play_unit(job: dict, warm=None) -> dict:
            "bots": BOT_CPU["total"] - b0, "bots_start": BOT_CPU["start"] - s0,
            "worker": time.process_time()}  # worker: all its CPU so far
     return {"cpu": cpu,"id": job["id"], "names": [s.label for s in job["specs"]], "totals": result.totals,
-            "faults": len(result.faults), "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
+            "faults": len(result.faults), "seat_faults": [sum(1 for f in result.faults if f.get("seat") == s) for s in range(3)],
+            "fault_texts": [f"{job['id']}: {f['text']}" for f in result.faults[:3]],
             "seconds": seconds, "valid": why,
             "sha256": file_sha256(log) if log.exists() else None}
 

@@ -1,8 +1,10 @@
 """``marias serve``: the web application (Starlette), a thin shell over the library.
 
-Pages: the index of the served folders (tournaments, duels, logs) with the play form; a
-tournament or duel (:mod:`referee.web.tournament_data`, live over server-sent events); a log
-and each deal's replayer (:mod:`referee.web.log_data`); the play page
+Pages: the index of the served folders (tournaments, duels, ladders, logs) with the play form; a
+tournament or duel (:mod:`referee.web.tournament_data`, live over server-sent events); a ladder's
+leaderboard and versions, and its authors' uploads (:mod:`referee.web.ladder`); a log
+and each deal's replayer (:mod:`referee.web.log_data`) with the log's analysis, computed in a
+pool of processes of its own (:mod:`referee.web.analyses`); the play page
 (:mod:`referee.web.play`).  Every file is reached through :class:`referee.web.folders.Roots`;
 nothing is loaded from the network.  The charts are uPlot (MIT; ``uPlot.iife.min.js`` and its
 CSS from the npm package ``uplot`` 1.6.32, vendored in ``referee/web/static`` with its licence):
@@ -29,7 +31,7 @@ import contextlib
 import functools
 import json
 import threading
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 from pathlib import Path
 
 import anyio
@@ -44,12 +46,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from ..analysis.deals import Settings
 from ..logs.log import BeingWritten, being_written
-from .folders import Refused, Roots, Scrub
+from .analyses import Analyses, Busy
+from .folders import Refused, Roots, Scrub, ladder_of
+from .ladder import ladder_routes, plain_log
+from .lists import index_lists
 from .log_data import LogError, open_log_data, replay_data
 from .play import IDLE_MINUTES, MOVE_TIMES_S, Tables
 from .play_routes import PlayPages
-from .tournament_data import TableCache, progress
+from .tournament_data import TableCache, for_page, live_progress
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -113,9 +119,12 @@ def _root(request: Request) -> tuple[int, str]:
 
 def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, str] | None = None,
                allowed_hosts: list[str] | None = None, max_bytes: int | None = None, bot_move_ms: int = 2000,
-               sandbox: str = "auto", table_idle_minutes: float = IDLE_MINUTES) -> Starlette:
+               sandbox: str = "auto", table_idle_minutes: float = IDLE_MINUTES,
+               build_sandbox: str = "bwrap", analysis: Settings = Settings(),
+               analysis_processes: int | None = None) -> Starlette:
     roots = Roots(folders, **({"max_bytes": max_bytes} if max_bytes else {}))
     cache = TableCache()
+    analyses = Analyses(analysis, **({"processes": analysis_processes} if analysis_processes else {}))
     tables = Tables(Path(play_dir) if play_dir else roots.folders[0] / "plays", extra_bots, bot_move_ms, sandbox,
                     table_idle_minutes)
     stopping = threading.Event()  # set when the server stops: the live streams end within a tick
@@ -154,9 +163,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         return TEMPLATES.TemplateResponse(request, template, {"title": title, "page": data, "inline": None})
 
     async def index(request: Request):
-        items, notes = await run_in_threadpool(roots.items)
+        bot = request.query_params.get("bot") or None
+        lists = await run_in_threadpool(index_lists, roots, cache, bot)
         return TEMPLATES.TemplateResponse(request, "index.html", {
-            "title": "the served folders", "items": items, "notes": notes,
+            "title": "the served folders", **lists,
             "roots": [f.name or "/" for f in roots.folders], "bots": tables.choices(), "tables": tables.in_progress(),
             "move_times": MOVE_TIMES_S, "idle_minutes": f"{tables.idle_s / 60:g}", "page": {"kind": "index"},
             "inline": None})
@@ -173,8 +183,11 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             return _refused(e)
         root, rel = _root(request)
         q = f"{root}/{'' if rel == '.' else rel}"
+        bot = request.query_params.get("bot") or None
+        b = f"?bot={quote(bot)}" if bot else ""
         return page(request, "tournament.html", folder.name, {
-            "kind": "tournament", "root": root, "rel": rel, "api": f"/api/tournament/{q}", "events": f"/events/tournament/{q}"})
+            "kind": "tournament", "root": root, "rel": rel, "api": f"/api/tournament/{q}{b}", "events": f"/events/tournament/{q}{b}",
+            "page": f"/tournament/{q}", "bot": bot})
 
     async def tournament_api(request: Request):
         try:
@@ -184,13 +197,15 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             return _refused(e)
         except Exception as e:  # noqa: BLE001 - whatever the folder holds, the page says why, the server goes on
             return plain(f"cannot table {folder.name}: {type(e).__name__}: {e}", 422)
-        return Answer(data)
+        return Answer(for_page(data, request.query_params.get("bot")))
 
     async def tournament_events(request: Request):
         try:
             folder = _folder(request)
         except Refused as e:
             return _refused(e)
+
+        bot = request.query_params.get("bot")
 
         async def stream():
             last, last_prog = None, None
@@ -201,12 +216,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
                     data = {"error": f"{type(e).__name__}: {e}", "computed": str(e)}
                 if data.get("computed") != last:  # new tables (a unit was accepted, the run stopped or resumed)
                     last, last_prog = data.get("computed"), data.get("progress")
-                    yield scrub.text(f"event: data\ndata: {json.dumps(data, ensure_ascii=False)}\n\n")
-                else:
-                    prog = await run_in_threadpool(progress, folder, (last_prog or {}).get("done", 0))
-                    if data.get("duel") and data["progress"]["state"] == "finished" and prog["state"] != "running":
-                        prog["state"] = "finished"
-                    if prog != last_prog:
+                    yield scrub.text(f"event: data\ndata: {json.dumps(for_page(data, bot), ensure_ascii=False)}\n\n")
+                else:  # between two computations: the state now, the units done and the ETA
+                    prog = None if "error" in data else await run_in_threadpool(live_progress, folder, data)
+                    if prog is not None and prog != last_prog:
                         last_prog = prog
                         yield f"event: progress\ndata: {json.dumps(prog)}\n\n"
                     else:
@@ -217,8 +230,11 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     # ------------------------------------------------------------------ logs and replays
     def _log(request: Request) -> tuple[Path, str]:
+        """The log a request names (for a ladder's old, gzipped log: its decompressed copy); runs in a thread."""
         root, rel = _root(request)
         path = roots.resolve(root, rel, want="file")
+        if rel.endswith(".jsonl.gz") and ladder_of(roots.folders[root], path) is not None:
+            return plain_log(path, roots.max_bytes), f"{root}/{rel}"
         if not rel.endswith(".jsonl") or rel.endswith(".transcript.jsonl"):
             raise Refused(404, f"{rel}: not a log (a .jsonl file)")
         return path, f"{root}/{rel}"
@@ -229,7 +245,7 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
 
     async def _page_log(request: Request) -> tuple[Path, str]:
         """The log a page shows (its data come from the API): refused while a match writes it."""
-        path, key = _log(request)
+        path, key = await run_in_threadpool(_log, request)
         if await run_in_threadpool(being_written, path):
             raise BeingWritten(path)
         return path, key
@@ -241,12 +257,12 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
             return _refused(e)
         except BeingWritten as e:
             return _unread(_root(request)[1], e)
-        return page(request, "log.html", path.name, {"kind": "log", "api": f"/api/log/{key}",
+        return page(request, "log.html", path.name, {"kind": "log", "api": f"/api/log/{key}", "analysis": f"/api/analysis/{key}",
                                                       "replay_api": f"/api/replay/{key}", "replay": f"/replay/{key}"})
 
     async def log_api(request: Request):
         try:
-            path, key = _log(request)
+            path, key = await run_in_threadpool(_log, request)
             pieces = await in_log_thread(open_log_data, path, key, scrub.json)  # opened, its header read
         except Refused as e:
             return _refused(e)
@@ -262,27 +278,51 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         except ValueError:
             raise Refused(400, "partie and deal are numbers") from None
 
+    def _position(request: Request) -> tuple[int | None, str]:
+        """The replayer's step and view from its address (?step=17&seat=1): where a link opens it."""
+        step, seat = request.query_params.get("step"), request.query_params.get("seat", "all")
+        if (step is not None and not step.isdigit()) or seat not in ("all", "0", "1", "2"):
+            raise Refused(400, "step is a number and seat is 0, 1, 2 or all")
+        return (int(step) if step is not None else None), seat
+
     async def replay_page(request: Request):
         try:
             path, key = await _page_log(request)
             partie, deal = _deal_args(request)
+            step, seat = _position(request)
         except Refused as e:
             return _refused(e)
         except BeingWritten as e:
             return _unread(_root(request)[1], e)
         return page(request, "replay.html", f"{path.name} · partie {partie} deal {deal}", {
             "kind": "replay", "api": f"/api/replay/{key}?partie={partie}&deal={deal}", "log": f"/log/{key}",
-            "log_api": f"/api/log/{key}", "replay": f"/replay/{key}", "partie": partie, "deal": deal})
+            "log_api": f"/api/log/{key}", "replay": f"/replay/{key}", "partie": partie, "deal": deal,
+            "analysis": f"/api/analysis/{key}?partie={partie}&deal={deal}",
+            "step": step, "seat": seat})
 
     async def replay_api(request: Request):
         try:
-            path, key = _log(request)
+            path, key = await run_in_threadpool(_log, request)
             partie, deal = _deal_args(request)
-            return Answer(await in_log_thread(replay_data, path, key, partie, deal, _root(request)[1]))
+            return Answer(await in_log_thread(replay_data, path, key, partie, deal, _root(request)[1],
+                                              roots.folders[_root(request)[0]]))
         except Refused as e:
             return _refused(e)
         except LogError as e:
             return plain(str(e), 404)
+        except OSError as e:
+            return _unread(_root(request)[1], e)
+
+    async def analysis_api(request: Request):
+        """The log's analysis (referee/web/analyses.py) as far as it has gone; ?partie=&deal=: that deal's."""
+        try:
+            path, key = await _page_log(request)  # never a log a match is still writing
+            only = _deal_args(request) if "deal" in request.query_params else None
+            return Answer(await in_log_thread(analyses.status, path, key.split("/", 1)[1], only))
+        except Refused as e:
+            return _refused(e)
+        except Busy as e:
+            return plain(str(e), 503)
         except OSError as e:
             return _unread(_root(request)[1], e)
 
@@ -296,8 +336,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
         Route("/api/log/{root:int}/{path:path}", log_api),
         Route("/replay/{root:int}/{path:path}", replay_page),
         Route("/api/replay/{root:int}/{path:path}", replay_api),
+        Route("/api/analysis/{root:int}/{path:path}", analysis_api),
         *PlayPages(tables, roots, page=page, plain=plain, answer_class=Answer, open_stream=open_stream,
                    tick_s=LIVE_TICK_S).routes(),
+        *ladder_routes(roots, scrub, page, build_sandbox=build_sandbox, live_tick_s=LIVE_TICK_S, stopping=stopping),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts or ["127.0.0.1", "localhost", "[::1]"]),
@@ -306,9 +348,10 @@ def create_app(folders, *, play_dir: Path | None = None, extra_bots: dict[str, s
     async def lifespan(app):
         yield
         await run_in_threadpool(tables.stop_all)  # the tables in play end; their logs stay incomplete
+        analyses.close()
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.roots, app.state.cache, app.state.tables, app.state.stopping = roots, cache, tables, stopping
-    app.state.scrub = scrub
+    app.state.scrub, app.state.analyses = scrub, analyses
     return app
 

@@ -33,6 +33,11 @@ from ..tournaments.event import EventFolder
 MAX_FILE_BYTES = 64 * 2**20
 
 TOURNAMENT_FILES = ("manifest.json", "tournament.json")
+#: The file that makes a folder a ladder (``marias ladder init``): shown on its own pages.
+LADDER_FILE = "ladder.json"
+#: Of a ladder folder only its logs are served (as files): never its seed, its tokens' hashes, its
+#: database, the bots' stderr (their authors' only) nor the uploads (which their builds wrote).
+LADDER_SERVED = "logs"
 #: The index stops walking the served folders after this many entries (files and folders), saying so.
 MAX_WALK_ENTRIES = 50_000
 #: ... and goes no deeper than this many folders below a served folder.
@@ -56,7 +61,7 @@ class BadFolder(ValueError):
 class Item:
     """Something a page can show: a tournament or duel folder, or a log file."""
 
-    kind: str  # tournament | duel | log
+    kind: str  # tournament | duel | ladder | log
     root: int
     rel: str  # relative to the root, '/'-separated; '.' for the root itself
     title: str
@@ -106,6 +111,7 @@ class Roots:
             raise Refused(403, "that path leads out of the served folder (a symlink?)")
         if not path.exists():
             raise Refused(404, f"{rel}: no such file")
+        _ladder_rule(base, path, rel)
         if want == "file":
             if not path.is_file():
                 raise Refused(404, f"{rel}: not a file")
@@ -144,6 +150,10 @@ class Roots:
                     deep = f"folders more than {MAX_WALK_DEPTH} deep are not listed"
                     if deep not in notes:
                         notes.append(deep)
+                if LADDER_FILE in filenames:
+                    out.append(Item("ladder", i, self.rel(i, d), d.name or str(d)))
+                    dirnames[:] = []  # its versions and logs are shown on its pages
+                    continue
                 if any(n in filenames for n in TOURNAMENT_FILES):
                     kind, note = _folder_kind(d)
                     out.append(Item(kind, i, self.rel(i, d), d.name or str(d), note=note))
@@ -170,6 +180,26 @@ class Roots:
             break
         logs.sort(key=lambda x: -x.mtime)
         return out + logs[:limit], notes
+
+
+def ladder_of(base: Path, path: Path) -> Path | None:
+    """The ladder folder (one holding :data:`LADDER_FILE`) that ``path`` is or lies in, below ``base``."""
+    for p in (path, *path.parents):
+        if (p / LADDER_FILE).is_file():
+            return p
+        if p == base:
+            return None
+    return None
+
+
+def _ladder_rule(base: Path, path: Path, rel: str) -> None:
+    """Inside a ladder folder only the folder itself and what lies in its logs folder are served."""
+    ladder = ladder_of(base, path)
+    if ladder is None or path == ladder:
+        return
+    inner = path.relative_to(ladder).parts
+    if inner[0] != LADDER_SERVED or path.name.endswith((".stderr.log", ".stderr.log.gz")):
+        raise Refused(403, f"{rel}: of a ladder only its pages and its logs are served")
 
 
 def _folder_kind(folder: Path) -> tuple[str, str]:

@@ -10,6 +10,15 @@ talon, the unredacted bidding).  No second redaction exists here.
 
 Views (and the all-seeing facts) are sent as deltas (each step: the keys that changed since the
 step before), which the page applies in order; a deal of 40 decisions weighs a few kilobytes.
+A deal that ends by a fault or by cards laid down (R8) ends with the engine's cards collected
+(a fault returns the trick's cards to the hands, R2.3; laying clears them); its last step also
+holds the table as it was when the deal ended (``end``: every hand and the trick on the table),
+so that the page can show the fault, or the laid cards, where they happened.  At a fault the page
+also shows the end of that bot's stderr file (:func:`stderr_tail`: the file beside the log,
+read as a regular file inside the served folder, at most :data:`STDERR_TAIL_BYTES`, sent as text).
+
+The lists of logs name each log's bots, whether it is complete and each bot's groše, from its
+first and last lines only (:func:`log_summary`, kept per version of the file).
 
 Memory and time stay bounded whatever the log (``marias serve`` serves files up to 64 MB): the
 log page's data are *streamed* (:func:`log_chunks`: the log read line by line, each deal's
@@ -23,6 +32,7 @@ not read at all (:func:`referee.logs.log.open_log`): a match in progress shows n
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -50,6 +60,13 @@ MAX_LINE_BYTES = 1 << 20
 CHUNK_BYTES = 1 << 16  # the log page's data are sent in pieces of about this size
 PROBLEMS_SHOWN = 5
 CACHED_INDEXES = 8
+#: The end of a bot's stderr file shown at a fault.
+STDERR_TAIL_BYTES = 4096
+#: The log summaries kept (one per version of a file) for the lists of logs.
+CACHED_SUMMARIES = 20_000
+#: A list reads at most this much of a log's start (its header) and of its end (its footer).
+SUMMARY_HEAD_BYTES = 1 << 18
+SUMMARY_TAIL_BYTES = 1 << 14
 
 
 class LogError(ValueError):
@@ -172,9 +189,10 @@ def _index(f: BinaryIO) -> LogIndex:
 
 
 def forget_logs() -> None:
-    """Drop every log index kept for the pages (the next replay reads its log's lines again)."""
+    """Drop every log index and summary kept for the pages (the next replay reads its log's lines again)."""
     with _INDEX_LOCK:
         _INDEXES.clear()
+        _SUMMARIES.clear()
 
 
 def _record_at(f: BinaryIO, offset: int | None) -> dict | None:
@@ -220,6 +238,44 @@ def command_text(bot: dict) -> str:
 def _players(labels: list[str], seating) -> list[str]:
     seating = seating if isinstance(seating, list) and len(seating) == 3 else [0, 1, 2]
     return [labels[i] if type(i) is int and 0 <= i < len(labels) else f"seat {i}" for i in seating]
+
+
+# ------------------------------------------------------------------ a log in a list
+
+_SUMMARIES: "OrderedDict[tuple, dict]" = OrderedDict()
+
+
+def log_summary(path: Path) -> dict:
+    """What a list of logs shows of one: its bots (by header seat), whether it is complete, and each
+    bot's groše over the log (the footer's totals; None when it has no footer yet).  Only its first
+    line and the end of the file are read, once per version of the file (:data:`CACHED_SUMMARIES`
+    kept).  :class:`referee.logs.log.BeingWritten` while a match writes it; ``OSError`` when it
+    cannot be read; :class:`LogError` when it is no marias log."""
+    with open_log(path) as f:
+        key = _version(f)
+        with _INDEX_LOCK:
+            hit = _SUMMARIES.get(key)
+            if hit is not None:
+                _SUMMARIES.move_to_end(key)
+                return hit
+        raw = f.readline(SUMMARY_HEAD_BYTES + 1)
+        header, _ = _parse(raw.rstrip(b"\r\n") if len(raw) <= SUMMARY_HEAD_BYTES else None, 1)
+        if header is None or header.get("type") != "header":
+            raise LogError(f"{Path(path).name}: not a marias log")
+        size = key[2]
+        f.seek(max(0, size - SUMMARY_TAIL_BYTES))
+        last = f.read(SUMMARY_TAIL_BYTES).rstrip(b"\r\n").rsplit(b"\n", 1)[-1]
+    footer, _ = _parse(last, 0)
+    complete = footer is not None and footer.get("type") == "footer"
+    totals = footer.get("totals") if complete else None
+    out = {"bots": bot_labels(header), "complete": complete,
+           "partie": footer.get("partie") if complete else None,
+           "totals": totals if isinstance(totals, list) and all(type(x) is int for x in totals) else None}
+    with _INDEX_LOCK:
+        _SUMMARIES[key] = out
+        while len(_SUMMARIES) > CACHED_SUMMARIES:
+            _SUMMARIES.popitem(last=False)
+    return out
 
 
 # ------------------------------------------------------------------ the log page's data
@@ -359,11 +415,39 @@ def _fault_rule(rec: dict, deck, fault: dict) -> dict:
     return out
 
 
-def replay_data(path: Path, rel: str, partie: int, deal: int, shown: str | None = None) -> dict:
+def stderr_tail(log: Path, bot: int) -> dict | None:
+    """The end of the stderr file of the log's header bot ``bot`` (``LOG.seatN.stderr.log`` beside the
+    log, protocol/PROTOCOL.md section 11): its name, its size and its last :data:`STDERR_TAIL_BYTES`
+    (from a line's start when cut), as text; None when there is none.  Read as a regular file only
+    (inside the folder a caller confines reads to: :func:`referee.logs.files.confined`); one that
+    cannot be read is said to be so.  The file spans the whole match (a bot that faulted is started
+    afresh and writes on), so its end may come from after the fault."""
+    log = Path(log)
+    name = f"{log.name[:-len('.jsonl')] if log.name.endswith('.jsonl') else log.name}.seat{bot}.stderr.log"
+    path = log.with_name(name)
+    try:
+        f = files.open_regular(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return {"file": name, "size": None, "tail": "", "cut": False, "note": e.strerror or str(e)}
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(0, size - STDERR_TAIL_BYTES))
+        raw = f.read(STDERR_TAIL_BYTES)
+    cut = size > len(raw)
+    if cut and b"\n" in raw[:-1]:
+        raw = raw[raw.index(b"\n") + 1:]
+    return {"file": name, "size": size, "tail": raw.decode("utf-8", "replace"), "cut": cut}
+
+
+def replay_data(path: Path, rel: str, partie: int, deal: int, shown: str | None = None,
+                folder: Path | None = None) -> dict:
     """One deal, step by step: the views of the three seats (deltas), the events each was told,
-    the decisions, and the all-seeing facts; with the fault's evidence, rule and replay command
-    (naming the log as ``shown``: its path relative to the served folder).  Only the log's header,
-    the partie's start and the deal are read (:class:`LogIndex`)."""
+    the decisions, and the all-seeing facts; with the fault's evidence, rule, replay command
+    (naming the log as ``shown``: its path relative to the served folder) and the end of the bot's
+    stderr file (read only inside ``folder``, when given).  Only the log's header, the partie's
+    start and the deal are read (:class:`LogIndex`)."""
     path = Path(path)
     f, header = _open(path)
     try:
@@ -377,11 +461,15 @@ def replay_data(path: Path, rel: str, partie: int, deal: int, shown: str | None 
     if rec is None or rec.get("type") != "deal" or rec.get("partie") != partie or rec.get("deal") != deal:
         raise LogError(f"{path.name}: no deal {deal} in partie {partie}")
     try:
-        return _replay(rec, header, start, rel, shown or rel, partie, deal)
+        data = _replay(rec, header, start, rel, shown or rel, partie, deal)
     except LogError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:  # a record the referee never wrote
         raise LogError(f"deal {deal}: cannot replay: the record is malformed ({type(e).__name__}: {e})") from None
+    if data["fault"] is not None and data["fault"].get("bot") is not None:
+        with files.confined(folder) if folder is not None else contextlib.nullcontext():
+            data["fault"]["stderr"] = stderr_tail(path, data["fault"]["bot"])
+    return data
 
 
 def _replay(rec: dict, header: dict, start: dict | None, rel: str, shown: str, partie: int, deal: int) -> dict:
@@ -395,8 +483,17 @@ def _replay(rec: dict, header: dict, start: dict | None, rel: str, shown: str, p
     steps: list[dict] = []
     prev: list[dict | None] = [None, None, None, None]  # the three seats' views, and the all-seeing facts
     marks = {"tricks": 0, "hlasky": 0}
+    n = len(decisions)
+    # a deal ended by a fault or by laying the cards: the table as it was then (the engine collects it)
+    cut_short = bool(rec.get("faults")) or (n > 0 and isinstance(decisions[-1], dict) and decisions[-1].get("action") == "lay")
+    table: dict[str, Deal] = {}
 
     def on_step(d: Deal, i: int) -> None:
+        if cut_short and i == n - 1:
+            ended = d.copy()
+            if decisions[i].get("action") != "lay":  # a fault follows this decision: the table after it
+                ended.apply(parse_action(decisions[i]["action"]))
+            table["end"] = ended
         events = [[], [], []]
         if i > 0:
             last = decisions[i - 1]
@@ -411,9 +508,14 @@ def _replay(rec: dict, header: dict, start: dict | None, rel: str, shown: str, p
             v = d.view(s)
             views.append(_delta(prev[s], v))
             prev[s] = v
-        nxt = decisions[i] if i < len(decisions) else None
+        nxt = decisions[i] if i < n else None
         everything = {"talon": [str(c) for c in d.talon], "trump_card": str(d.trump_card) if d.trump_card is not None else None,
                       "hands": [[str(c) for c in h] for h in d.hands]}
+        if cut_short and i == n and d.phase == "done":
+            e = table.get("end", d)  # no decision at all: nothing was on the table
+            everything["end"] = {"how": "fault" if d.fault_info is not None else "laid",
+                                 "hands": [[str(c) for c in h] for h in e.hands],
+                                 "trick": [{"seat": s, "card": str(c)} for s, c in zip(e.trick_seats, e.trick)]}
         events = [events[0]] + [None if e == events[0] else e for e in events[1:]]  # null: as seat 0's
         steps.append({"views": views, "events": events, "all": _delta(prev[3], everything),
                       "next": None if nxt is None else {k: nxt.get(k) for k in ("seat", "decision", "action", "ms")}})
@@ -426,9 +528,11 @@ def _replay(rec: dict, header: dict, start: dict | None, rel: str, shown: str, p
     if faults:
         f = faults[0]
         seat = f.get("seat")
-        bot = (header.get("bots") or [{}] * 3)[seating[seat]] if seat in (0, 1, 2) else {}
+        bot_index = seating[seat] if seat in (0, 1, 2) and type(seating[seat]) is int else None
+        bots = header.get("bots") or []
+        bot = bots[bot_index] if bot_index is not None and 0 <= bot_index < len(bots) else {}
         fault = {**{k: f.get(k) for k in ("seat", "kind", "message", "evidence", "elapsed")},
-                 **_fault_rule(rec, deck, f), "settlement": "R12.2",
+                 **_fault_rule(rec, deck, f), "settlement": "R12.2", "bot": bot_index,
                  "command": f"marias replay {shlex.quote(shown)} --partie {partie} --deal {deal} --seat {seat} "
                             f"--bot {shlex.quote(command_text(bot) or 'BOT')}"}
     return {"path": rel, "partie": partie, "deal": deal, "players": players, "forhont": rec.get("forhont"),

@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+from ..analysis.deals import Settings
 from .app import create_app
 from .folders import BadFolder, Roots
 from .play import IDLE_MINUTES
@@ -93,7 +94,7 @@ def warm(app, folders: list[Path]) -> None:
 
 def serve(folders: list[Path], host: str = "127.0.0.1", port: int = 8000, *, play_dir: Path | None = None,
           extra_bots: dict[str, str] | None = None, max_mb: float | None = None, table_idle_minutes: float = IDLE_MINUTES,
-          out=None) -> int:
+          analysis_worlds: int | None = None, out=None) -> int:
     out = out or sys.stderr  # looked up now: a caller (a test's runner) may have replaced it
     try:
         Roots(folders)
@@ -109,7 +110,8 @@ def serve(folders: list[Path], host: str = "127.0.0.1", port: int = 8000, *, pla
         print(f"error: {e}", file=out)
         return 2
     app = create_app(folders, play_dir=play_dir, extra_bots=extra_bots, allowed_hosts=allowed_hosts(host),
-                     max_bytes=int(max_mb * 2**20) if max_mb else None, table_idle_minutes=table_idle_minutes)
+                     max_bytes=int(max_mb * 2**20) if max_mb else None, table_idle_minutes=table_idle_minutes,
+                     analysis=Settings() if analysis_worlds is None else Settings(worlds=analysis_worlds))
     warm(app, folders)
     shown = f"[{host}]" if ":" in host else host
     server = server_for(app, host, port)

@@ -17,7 +17,11 @@
     head.replaceChildren(
       el("h2", {}, data.name),
       el("table", { class: "kv" },
-        data.labels.map((l, i) => el("tr", {}, el("th", {}, "bot " + i), el("td", {}, l + "  ", el("span", { class: "muted" }, JSON.stringify((data.bots[i] || {}).command || ""))))),
+        data.labels.map((l, i) => {
+          const b = data.bots[i] || {};
+          const said = b.name && b.name !== l ? " · says it is " + b.name + (b.version ? " " + b.version : "") : b.version ? " · version " + b.version : "";
+          return el("tr", {}, el("th", {}, "bot " + i), el("td", {}, l + "  ", el("span", { class: "muted" }, JSON.stringify(b.command || "") + said)));
+        }),
         el("tr", {}, el("th", {}, "created"), el("td", {}, data.created || "-")),
         el("tr", {}, el("th", {}, "state"), el("td", { id: "complete" }, data.complete ? "complete; seed " + data.seed : "incomplete (no footer): not a result")),
         el("tr", {}, el("th", {}, "limits"), el("td", {}, JSON.stringify(data.limits) + " · sandbox " + data.sandbox))));
@@ -48,6 +52,7 @@
     try {
       const data = await M.load(M.page.api);
       M.renderLog(data, head, body, (p, d) => M.page.replay + "?partie=" + p + "&deal=" + d);
+      if (M.page.analysis && M.attachLogAnalysis) M.attachLogAnalysis(M.page.analysis, document.getElementById("analysis"), M.page.replay);
     } catch (e) {
       M.fail(head, e);
     }
