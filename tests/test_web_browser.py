@@ -37,6 +37,14 @@ def shots_dir(tmp_path) -> Path:
     return Path(os.environ.get("MARIAS_SCREENSHOTS") or tmp_path)
 
 
+def cards_at(browser, selector: str) -> list[str]:
+    """The ``data-card`` of every element ``selector`` finds, read in one script: the page may
+    draw itself again at any moment (the analysis arriving), which would leave elements found
+    one call earlier stale."""
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0]), e => e.getAttribute('data-card'))", selector)
+
+
 def chrome():
     o = webdriver.ChromeOptions()
     o.binary_location = BROWSER
@@ -94,7 +102,7 @@ def test_replay_steps_through_a_deal_as_logged(browser, server, tmp_path):
     wait(lambda: browser.find_element(By.ID, "step-no"), what="the replayer")
 
     def hand(seat):
-        return [e.get_attribute("data-card") for e in browser.find_elements(By.CSS_SELECTOR, f".seat-{seat} .card")]
+        return cards_at(browser, f".seat-{seat} .card")
 
     for s in range(3):  # all-seeing, step 0: the hands as dealt
         assert sorted(hand(s)) == sorted(rec["hands"][s])
@@ -109,8 +117,9 @@ def test_replay_steps_through_a_deal_as_logged(browser, server, tmp_path):
     assert browser.find_element(By.ID, "payments").text == "payments: " + " · ".join(
         f"seat {s} {'+' if x > 0 else ''}{x}" for s, x in enumerate(pay))
     played = [t["cards"] for t in rec["tricks"]]
-    shown = [[c.get_attribute("data-card") for c in row.find_elements(By.CSS_SELECTOR, ".card")]
-             for row in browser.find_elements(By.CSS_SELECTOR, "#tricks tr")[1:]]
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#tricks tr')).slice(1).map("
+        "r => Array.from(r.querySelectorAll('.card'), c => c.getAttribute('data-card')))")
     assert shown == played
     browser.save_screenshot(str(shots_dir(tmp_path) / "web-replay-all.png"))
     # one seat's view: its own hand only, and the keys move back
@@ -149,7 +158,7 @@ def test_the_replayer_opens_at_the_position_a_link_names_and_no_bot_text_runs_a_
         wait(lambda: browser.find_element(By.ID, "step-no").get_attribute("data-step") == "17", what="step 17")
 
         def hand(seat):
-            return [e.get_attribute("data-card") for e in browser.find_elements(By.CSS_SELECTOR, f".seat-{seat} .seat-hand .card")]
+            return cards_at(browser, f".seat-{seat} .seat-hand .card")
 
         assert "on" in browser.find_element(By.CSS_SELECTOR, "button[data-who='1']").get_attribute("class")
         assert sorted(hand(1)) == sorted(view["hand"]) and hand(0) == [] and hand(2) == []
@@ -172,7 +181,7 @@ def test_the_replayer_opens_at_the_position_a_link_names_and_no_bot_text_runs_a_
         led = [d["action"][5:] for d in rec["decisions"] if d["decision"] == "play"][-1]
         browser.get(f"{srv.url}/replay/0/{log}?partie=1&deal=1&step=999")
         wait(lambda: browser.find_elements(By.ID, "fault"), what="the fault")
-        assert [e.get_attribute("data-card") for e in browser.find_elements(By.CSS_SELECTOR, "#trick .played .card")][0] == led
+        assert cards_at(browser, "#trick .played .card")[0] == led
         # cards laid down (bug 4): the all-seeing last step shows every hand as it was when they were laid
         laid = next(json.loads(x) for x in web_site.log.read_text().splitlines() if '"type":"deal"' in x and '"deal":4,' in x)
         assert laid["laid"], "robot lays its cards down in deal 4 of the site's match"
@@ -422,7 +431,7 @@ def test_the_replayer_shows_each_legal_cards_value_a_loss_graph_and_the_blunders
             assert float(r.find_element(By.CSS_SELECTOR, "td.view").get_attribute("data-grose")) == pytest.approx(v["view"]["grose"])
         assert "chosen" in shown[x["chosen"]].get_attribute("class") and "blunder" in browser.find_element(By.ID, "verdict").text
         # on the cards of the hand: every legal card carries its value, no other card does
-        valued = {e.get_attribute("data-card") for e in browser.find_elements(By.CSS_SELECTOR, f".seat-{x['seat']} .seat-hand .card.valued")}
+        valued = set(cards_at(browser, f".seat-{x['seat']} .seat-hand .card.valued"))
         assert valued == {v["action"][5:] for v in x["legal"] if v["action"] != "lay"}
         # the loss graph and the deal's blunders, each a link to its step
         assert browser.find_elements(By.CSS_SELECTOR, "#loss-graph canvas")

@@ -75,7 +75,7 @@
         el("table", { class: "grid values", id: "values-table" },
           el("tr", {}, el("th", {}, "card"), el("th", {}, rp.who === "all" ? "double-dummy" : "double-dummy (every hand known: more than the seat knew)"),
             el("th", {}, "from its view (" + x.worlds + " worlds)")), rows),
-        el("p", { id: "verdict", class: x.blunder ? "error" : null }, verdict)));
+        el("p", { id: "verdict", class: x.blunder ? "error" : null }, M.richText(verdict))));
       // on the cards themselves, where the hand is shown
       for (const v of x.legal) {
         if (v.action === "lay") continue;
@@ -127,8 +127,8 @@
       list.replaceChildren(biddingEl(deal.bidding), el("p", {}, blunders.length ? "blunders in this deal:" : "no blunder in this deal"),
         blunders.length ? el("ul", {}, blunders.map((x) => el("li", {}, el("a", { href: link(x), class: "blunder-link", "data-step": x.step,
           onclick: (e) => { e.preventDefault(); rp.who = x.seat; rp.go(x.step); } },
-          "step " + x.step + ", trick " + x.trick), ": seat " + x.seat + " (" + x.bot + ") played " + actionText(x.chosen) + ", " +
-          "gave up " + lossText(x.loss_view) + " groše from its view (better " + (x.best_view || []).map(actionText).join(" ") + ")"))) : null);
+          "step " + x.step + ", trick " + x.trick), M.richText(": seat " + x.seat + " (" + x.bot + ") played " + actionText(x.chosen) + ", " +
+          "gave up " + lossText(x.loss_view) + " groše from its view (better " + (x.best_view || []).map(actionText).join(" ") + ")")))) : null);
     }
 
     M.pollAnalysis(url, (d) => {

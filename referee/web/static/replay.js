@@ -123,7 +123,7 @@
       bids.forEach((b, k) => {
         const tc = b.decision === "contract" ? (seat === null ? this.d.trump_card : view.trump_card) : null;
         const when = made[k] && this.timeShown(b.seat) ? ms(made[k].ms) : null;
-        out.push(el("li", {}, t.action(b.seat, b.decision, b.action, tc), when ? el("span", { class: "ms" }, " " + when) : null));
+        out.push(el("li", {}, M.richText(t.action(b.seat, b.decision, b.action, tc)), when ? el("span", { class: "ms" }, " " + when) : null));
       });
       return out;
     }
@@ -210,13 +210,13 @@
           })), el("td", {}, "seat " + t.winner))));
       const story = el("div", { class: "story" },
         el("h3", {}, "bidding"), el("ol", { id: "bids" }, this.bidLines(view)),
-        view.game ? el("p", { id: "game" }, "game: " + (view.game === "barva" ? (M.CONTRACT[view.contract] || "„Barva?“") + (view.trump ? " in " + M.SUITS[view.trump][0] + " " + M.SUITS[view.trump][1] : "") : view.game) +
+        view.game ? el("p", { id: "game" }, M.richText("game: " + (view.game === "barva" ? (M.CONTRACT[view.contract] || "„Barva?“") + (view.trump ? " in " + M.SUITS[view.trump][0] + " " + M.SUITS[view.trump][1] : "") : view.game) +
           ", actor seat " + view.actor + (Object.keys(view.levels || {}).length ? " · " + Object.entries(view.levels).map(([c, v]) => c + (v ? " " + M.LEVELS[v] : "")).join(", ") : "") +
-          Object.entries(view.proti || {}).map(([g, s]) => " · " + g + " proti by seat " + s).join("")) : null,
-        told.length ? el("div", { id: "told" }, el("h3", {}, "told to seat " + this.who + " after the last action"), el("ul", {}, told.map((e) => el("li", {}, teller.event(e))))) : null,
+          Object.entries(view.proti || {}).map(([g, s]) => " · " + g + " proti by seat " + s).join(""))) : null,
+        told.length ? el("div", { id: "told" }, el("h3", {}, "told to seat " + this.who + " after the last action"), el("ul", {}, told.map((e) => el("li", {}, M.richText(teller.event(e)))))) : null,
         nextLine,
         el("h3", {}, "tricks"), tricks,
-        (view.hlasky || []).length ? el("p", { id: "hlasky" }, "hlášky: " + view.hlasky.map((h) => "seat " + h.seat + " " + h.points + " " + M.SUITS[h.suit][0]).join(" · ")) : null,
+        (view.hlasky || []).length ? el("p", { id: "hlasky" }, M.richText("hlášky: " + view.hlasky.map((h) => "seat " + h.seat + " " + h.points + " " + M.SUITS[h.suit][0]).join(" · "))) : null,
         el("p", { id: "points" }, "card points: " + (view.points || []).map((p, s) => "seat " + s + " " + p).join(" · ")));
       const res = view.result;
       if (res) {
