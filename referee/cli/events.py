@@ -11,8 +11,12 @@ import typer
 
 from ..matches.bounds import MAX_CONCURRENCY, MAX_SERIES
 from .options import (
-    CPUS_HELP,
-    DISK_HELP,
+    BOT_CPU_S,
+    BOT_CPUS,
+    BOT_DISK_MB,
+    BOT_FILE_MB,
+    BOT_MEMORY_MB,
+    BOT_PROCESSES,
     SANDBOX_HELP,
     exit_on_failed_units,
     sandbox_mode,
@@ -50,12 +54,12 @@ def tournament(
     series: Optional[int] = typer.Option(None, "--series", min=1, max=MAX_SERIES, help="Add the series table (R10): each bot's N best partie."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP + " Default: the configuration's sandbox: (auto)."),
-    bot_memory_mb: Optional[int] = typer.Option(None, "--bot-memory-mb", min=1, help="Memory per bot in MB (default 1024)."),
-    bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
-    bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
-    bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
-    bot_disk_mb: Optional[int] = typer.Option(None, "--bot-disk-mb", min=1, help=DISK_HELP),
-    bot_cpus: Optional[int] = typer.Option(None, "--bot-cpus", min=1, help=CPUS_HELP),
+    bot_memory_mb: Optional[int] = BOT_MEMORY_MB,
+    bot_processes: Optional[int] = BOT_PROCESSES,
+    bot_cpu_s: Optional[int] = BOT_CPU_S,
+    bot_file_mb: Optional[int] = BOT_FILE_MB,
+    bot_disk_mb: Optional[int] = BOT_DISK_MB,
+    bot_cpus: Optional[int] = BOT_CPUS,
     cluster: Optional[str] = typer.Option(None, "--cluster", help="Play on a Dask cluster: its scheduler's address, e.g. tcp://HOST:8786 (default: the configuration's cluster:, else the local pool). Bots must exist at the same path on every worker; the cluster must be private (TOURNAMENT.md, 'Running on a cluster')."),
     warm: Optional[bool] = typer.Option(None, "--warm/--cold", help="--warm (default; YAML warm:): a worker keeps its bots running from one partie to the next, never two arrangements of one deck in one process. --cold: fresh bots for every partie."),
 ):

@@ -195,3 +195,12 @@ def duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+# The limits of each bot, shared by match, tournament, duel and check (protocol/PROTOCOL.md section 16).
+BOT_MEMORY_MB = typer.Option(None, "--bot-memory-mb", min=1, help="Memory per bot in MB (default 1024).")
+BOT_PROCESSES = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128).")
+BOT_CPU_S = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800).")
+BOT_FILE_MB = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64).")
+BOT_DISK_MB = typer.Option(None, "--bot-disk-mb", min=1, help=DISK_HELP)
+BOT_CPUS = typer.Option(None, "--bot-cpus", min=1, help=CPUS_HELP)

@@ -19,8 +19,12 @@ from ..matches.bounds import (
     MAX_STARTUP_MS,
 )
 from .options import (
-    CPUS_HELP,
-    DISK_HELP,
+    BOT_CPU_S,
+    BOT_CPUS,
+    BOT_DISK_MB,
+    BOT_FILE_MB,
+    BOT_MEMORY_MB,
+    BOT_PROCESSES,
     SANDBOX_HELP,
     Eta,
     bot_limits_of,
@@ -38,12 +42,12 @@ def check(
     cwd: Optional[Path] = typer.Option(None, "--cwd", exists=True, file_okay=False, help="Run the bot in this folder."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (for CI)."),
     sandbox: str = typer.Option("auto", "--sandbox", help=SANDBOX_HELP),
-    bot_memory_mb: Optional[int] = typer.Option(None, "--bot-memory-mb", min=1, help="Memory per bot in MB (default 1024)."),
-    bot_processes: Optional[int] = typer.Option(None, "--bot-processes", min=1, help="Processes and threads per bot at once (default 128)."),
-    bot_cpu_s: Optional[int] = typer.Option(None, "--bot-cpu-s", min=1, help="CPU seconds per bot process (default 1800)."),
-    bot_file_mb: Optional[int] = typer.Option(None, "--bot-file-mb", min=1, help="Largest file a bot may write, in MB (default 64)."),
-    bot_disk_mb: Optional[int] = typer.Option(None, "--bot-disk-mb", min=1, help=DISK_HELP),
-    bot_cpus: Optional[int] = typer.Option(None, "--bot-cpus", min=1, help=CPUS_HELP),
+    bot_memory_mb: Optional[int] = BOT_MEMORY_MB,
+    bot_processes: Optional[int] = BOT_PROCESSES,
+    bot_cpu_s: Optional[int] = BOT_CPU_S,
+    bot_file_mb: Optional[int] = BOT_FILE_MB,
+    bot_disk_mb: Optional[int] = BOT_DISK_MB,
+    bot_cpus: Optional[int] = BOT_CPUS,
 ):
     """Conformance check of a bot before any match: three partie (one per seat) against scripted opponents that steer towards every kind of decision, an unknown message type, a request with unknown fields, then bye and the end of input. Each check is reported PASS or FAIL with the fix; exit status 0 only when every check passes."""
     from ..tools.check import run_check
