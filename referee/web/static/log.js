@@ -34,7 +34,7 @@
       for (const d of p.deals) {
         const pay = d.payments || [null, null, null];
         tb.append(el("tr", { class: d.faults.length ? "fault" : null, "data-deal": d.deal },
-          el("td", { class: "num" }, d.deal), el("td", {}, d.forhont), el("td", {}, gameText(d)),
+          el("td", { class: "num" }, d.deal), el("td", {}, d.forhont), el("td", {}, M.richText(gameText(d))),
           el("td", {}, d.actor === null ? "-" : "seat " + d.actor), el("td", {}, d.kind || "-"),
           ...pay.map((x) => el("td", { class: "num" }, x === null ? "·" : M.signed(x))),
           el("td", {}, d.faults.map((f) => "seat " + f.seat + " " + f.kind).join("; ") || "-"),

@@ -125,7 +125,15 @@
         const when = made[k] && this.timeShown(b.seat) ? ms(made[k].ms) : null;
         out.push(el("li", {}, M.richText(t.action(b.seat, b.decision, b.action, tc)), when ? el("span", { class: "ms" }, " " + when) : null));
       });
+      this.teller = t; // where the bidding stands: the next bid is told in its words (nextWords)
       return out;
+    }
+
+    nextWords(view, next) {
+      // the action about to be taken, as a person reads it (never the protocol's play:Xh)
+      if (next.decision === "play") return next.action === "lay" ? "lays the cards down (R8)" : M.cardText(next.action.slice(5));
+      const tc = next.decision === "contract" ? (this.who === "all" ? this.d.trump_card : view.trump_card) : null;
+      return this.teller.action(next.seat, next.decision, next.action, tc).replace(/^.*?: /, "");
     }
 
     /* The table when the deal ended by a fault or by laid cards (the engine collects it then). */
@@ -186,12 +194,14 @@
           el("div", {}, "talon: ", el("span", { id: "talon" }, talon && talon.length ? talon.map((c) => M.cardEl(c)) : el("span", { class: "muted" }, "not known"))),
           trick));
       // the story
+      const bidItems = this.bidLines(view);
       const next = st.next;
       let nextLine = null;
       if (next) {
         const shown = this.who === "all" || this.who === next.seat;
-        nextLine = el("p", { id: "next-decision" }, "next: seat " + next.seat + " decides (" + next.decision + ")" +
-          (shown ? " → " + next.action + (next.ms !== null && next.ms !== undefined ? " in " + ms(next.ms) : "") : " (see the next step)"));
+        nextLine = el("p", { id: "next-decision", "data-action": shown ? next.action : null },
+          "next: seat " + next.seat + " decides (" + next.decision + ")",
+          ...(shown ? [" → ", M.richText(this.nextWords(view, next)), next.ms !== null && next.ms !== undefined ? " in " + ms(next.ms) : ""] : [" (see the next step)"]));
       } else if (d.fault) {
         nextLine = el("p", { id: "next-decision" }, "seat " + d.fault.seat + " faulted (" + d.fault.kind + "): the deal ends (R12.2)");
       }
@@ -209,7 +219,7 @@
             return e;
           })), el("td", {}, "seat " + t.winner))));
       const story = el("div", { class: "story" },
-        el("h3", {}, "bidding"), el("ol", { id: "bids" }, this.bidLines(view)),
+        el("h3", {}, "bidding"), el("ol", { id: "bids" }, bidItems),
         view.game ? el("p", { id: "game" }, M.richText("game: " + (view.game === "barva" ? (M.CONTRACT[view.contract] || "„Barva?“") + (view.trump ? " in " + M.SUITS[view.trump][0] + " " + M.SUITS[view.trump][1] : "") : view.game) +
           ", actor seat " + view.actor + (Object.keys(view.levels || {}).length ? " · " + Object.entries(view.levels).map(([c, v]) => c + (v ? " " + M.LEVELS[v] : "")).join(", ") : "") +
           Object.entries(view.proti || {}).map(([g, s]) => " · " + g + " proti by seat " + s).join(""))) : null,
