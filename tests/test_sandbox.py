@@ -543,6 +543,33 @@ def test_the_deck_file_is_hidden_even_beside_the_bot(tmp_path):
     assert "NOTE cannot read decks.txt" in text and "READ" not in text
 
 
+
+@pytest.mark.parametrize("removed", [False, True])
+def test_another_runs_output_removed_while_a_bot_starts_neither_shows_nor_stops_it(tmp_path, removed):
+    """Another run's output two folders down in a bot's folder is hidden from the bot; when that
+    run removes it between the referee's plan and bubblewrap's mounts (seen once under load: a
+    tournament's start charged to a bot as a fault), the bot starts all the same (real bwrap)."""
+    start = tmp_path / "bot"
+    other = start / "runs" / "old"
+    other.mkdir(parents=True)
+    sb.mark_output(other)
+    (other / "game.jsonl").write_text("secret\n")
+    (start / "runs" / "notes.txt").write_text("mine\n")
+    probe = ("cat runs/notes.txt; cat runs/old/game.jsonl 2>/dev/null || echo unseen; "
+             "touch runs/x 2>/dev/null || echo read-only")
+    spawn = sb.launch(["/bin/sh", "-c", probe], str(start), None, sb.SandboxConfig(mode="bwrap"))
+    try:
+        if removed:
+            shutil.rmtree(other)
+        proc = subprocess.run(spawn.argv, cwd=spawn.cwd, env=spawn.env, preexec_fn=spawn.preexec_fn,
+                              pass_fds=spawn.pass_fds, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=TIMEOUT)
+    finally:
+        spawn.cleanup()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["mine", "unseen", "read-only"], proc.stdout
+
+
 # ------------------------------------------------------------------ the mount plan, as a property
 
 NAMES = ("a", "b", "c")
@@ -585,11 +612,15 @@ def _visible(plan, host: set[str], root: str) -> set[str]:
 @given(dirs=st.sets(st.sampled_from(ALL), max_size=14), files=st.sets(st.sampled_from(ALL), max_size=8),
        private=st.sets(st.sampled_from([f"/{n}" for n in NAMES]), max_size=2),
        show=st.sets(st.sampled_from(ALL), max_size=4), hide_files=st.sets(st.sampled_from(ALL), max_size=3),
-       hide_dirs=st.sets(st.sampled_from(ALL), max_size=2))
-def test_mount_plan_never_shows_an_output_and_keeps_what_is_needed(dirs, files, private, show, hide_files, hide_dirs):
+       hide_dirs=st.sets(st.sampled_from(ALL), max_size=2), vanish=st.booleans())
+def test_mount_plan_never_shows_an_output_and_keeps_what_is_needed(dirs, files, private, show, hide_files, hide_dirs,
+                                                                   vanish):
     """On random trees, simulated mount by mount: no output (made after the mounts, like a
     log) is ever seen; a hidden folder shows only what is needed; each needed path is seen
-    with what it holds, but for outputs and the hidden, private and output folders in it."""
+    with what it holds, but for outputs and the hidden, private and output folders in it.
+    With ``vanish`` the hidden folders are other runs' outputs, which may be removed before
+    bubblewrap mounts: none of them is then a mount point inside a read-only mount (where
+    bubblewrap would have to make it again, and fails)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = os.path.realpath(tmp)
         host: set[str] = set()
@@ -608,7 +639,13 @@ def test_mount_plan_never_shows_an_output_and_keeps_what_is_needed(dirs, files, 
         hfiles = {f for f in A(hide_files) if not os.path.isdir(f)} - hdirs
         # an output that is not made yet (a log) may not lie inside an existing file
         hfiles = {f for f in hfiles if not any(_under_or(f, x) and f != x for x in host if os.path.isfile(x))}
-        plan = sb.mount_plan(show_, hfiles, hdirs, private=priv_)
+        plan = sb.mount_plan(show_, hfiles, hdirs, private=priv_, vanishing=hdirs if vanish else ())
+        if vanish:
+            ops = {m: op for op, m in plan}
+            for op, m in plan:
+                if any(_under_or(m, v) for v in hdirs - show_):  # (a shown one is covered where it is, as needed)
+                    outer = max((q for q in ops if _under_or(m, q) and q != m), key=len, default=None)
+                    assert outer is not None and ops[outer] == "tmpfs", (m, plan)
         later = set(host)
         for f in hfiles:  # the outputs exist by the time the bot looks
             parent = os.path.dirname(f)

@@ -620,7 +620,7 @@ def bot_environment(declared: dict[str, str] | None, workdir: str, tmpdir: str,
 
 
 def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterable[str],
-               private: Iterable[str] = PRIVATE_FOLDERS) -> list[tuple[str, str]]:
+               private: Iterable[str] = PRIVATE_FOLDERS, vanishing: Iterable[str] = ()) -> list[tuple[str, str]]:
     """The bubblewrap mounts over ``--ro-bind / /``, in order: ``(op, path)`` with op
     ``tmpfs`` (an empty folder), ``ro`` (the host's path, read-only) or ``symlink``.
 
@@ -631,6 +631,13 @@ def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterab
     are mounted back one by one instead, except the hidden ones (so nothing the
     command may need beside an output goes missing).  Shallower mounts come
     first, so a hidden path inside a shown folder is covered again.
+
+    ``vanishing``: those of ``hide_dirs`` that another process may remove at any
+    moment (the outputs of other runs).  Bubblewrap covers a folder where it is
+    when it mounts; one removed since, inside a read-only mount, it would have to
+    make again there, and it fails (the bot would be charged with a start it never
+    had).  So where such a folder lies inside a read-only mount, its parent is
+    covered instead and the parent's entries mounted back but that one.
     """
     show = {os.path.normpath(p) for p in show}
     hide_files = {os.path.normpath(p) for p in hide_files}
@@ -648,38 +655,55 @@ def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterab
         if d != "/":
             # a private folder stays empty but for the shown paths; another one keeps all but the outputs
             covers[d] = covers.get(d, False) or (d not in private and any(_under(s, d) for s in show))
-    ops: dict[str, str] = {}
-    for d, entries in covers.items():
-        ops[d] = "tmpfs"
-        if entries:
-            with contextlib.suppress(OSError):
-                for name in os.listdir(d):
-                    p = os.path.join(d, name)
-                    if p in hidden or p in covers:
-                        continue
-                    if os.path.islink(p):
-                        ops.setdefault(p, "symlink")
-                    elif os.path.isdir(p) or os.path.isfile(p):
-                        ops.setdefault(p, "ro")
-    for s in sorted(show, key=lambda p: p.count("/")):
-        if s in ops or s in hidden:
-            continue
-        inner = max((d for d in covers if _under(s, d) and s != d), key=len, default=None)
-        if inner is None:
-            continue  # not covered: visible through the read-only root
-        # already visible through a shown folder between it and the nearest cover
-        if any(op != "tmpfs" and _under(s, p) and _under(p, inner) and p != inner for p, op in ops.items()):
-            continue
-        ops[s] = "ro"
-    plan: list[tuple[str, str]] = []
-    for p, op in sorted(ops.items(), key=lambda kv: (kv[0].count("/"), kv[1] != "tmpfs", kv[0])):
-        if op == "tmpfs":
-            # inside an empty tmpfs (and not mounted back) it is not there at all: no mount needed
-            outer = max((q for o, q in plan if _under(p, q) and q != p), key=len, default=None)
-            if outer is not None and ops[outer] == "tmpfs" and not covers.get(p):
+
+    def build(covers: dict[str, bool]) -> list[tuple[str, str]]:
+        ops: dict[str, str] = {}
+        for d, entries in covers.items():
+            ops[d] = "tmpfs"
+            if entries:
+                with contextlib.suppress(OSError):
+                    for name in os.listdir(d):
+                        p = os.path.join(d, name)
+                        if p in hidden or p in covers:
+                            continue
+                        if os.path.islink(p):
+                            ops.setdefault(p, "symlink")
+                        elif os.path.isdir(p) or os.path.isfile(p):
+                            ops.setdefault(p, "ro")
+        for s in sorted(show, key=lambda p: p.count("/")):
+            if s in ops or s in hidden:
                 continue
-        plan.append((op, p))
-    return plan
+            inner = max((d for d in covers if _under(s, d) and s != d), key=len, default=None)
+            if inner is None:
+                continue  # not covered: visible through the read-only root
+            # already visible through a shown folder between it and the nearest cover
+            if any(op != "tmpfs" and _under(s, p) and _under(p, inner) and p != inner for p, op in ops.items()):
+                continue
+            ops[s] = "ro"
+        plan: list[tuple[str, str]] = []
+        for p, op in sorted(ops.items(), key=lambda kv: (kv[0].count("/"), kv[1] != "tmpfs", kv[0])):
+            if op == "tmpfs":
+                # inside an empty tmpfs (and not mounted back) it is not there at all: no mount needed
+                outer = max((q for o, q in plan if _under(p, q) and q != p), key=len, default=None)
+                if outer is not None and ops[outer] == "tmpfs" and not covers.get(p):
+                    continue
+            plan.append((op, p))
+        return plan
+
+    plan = build(covers)
+    vanishing = {os.path.normpath(v) for v in vanishing} & set(covers)
+    moved = False
+    op_of = {q: o for o, q in plan}
+    for v in sorted(vanishing, key=len):
+        if ("tmpfs", v) not in plan:
+            continue  # not mounted at all: inside an empty cover
+        outer = max((q for o, q in plan if _under(v, q) and q != v), key=len, default=None)
+        parent = os.path.dirname(v)
+        if (outer is None or op_of[outer] != "tmpfs") and parent != "/" and not covers.get(v):
+            del covers[v]  # left out of its parent's entries instead (it stays in hidden)
+            covers[parent] = True
+            moved = True
+    return build(covers) if moved else plan
 
 
 # ---------------------------------------------------------------- launch
@@ -745,13 +769,14 @@ def launch(argv: list[str], cwd: str | None, env: dict[str, str] | None, config:
         # every output of any marias run in the bot's own folders (not in installations: see marked_outputs)
         roots = [p for p in own if os.path.isdir(p) and any(_under(p, d) for d in private)]
         marked, private_files = marked_outputs(roots)
-        hide_dirs |= {d for d in marked if not (_under(workdir, d) or _under(start, d))}
+        others = {d for d in marked if not (_under(workdir, d) or _under(start, d))}  # other runs' outputs: may go any time
+        hide_dirs |= others
         hide_files |= private_files
         # the start folder is shown as it is now: what is made in it later (another run's log folder) is not there
         hide_dirs.add(start)
         args = ["--ro-bind", "/", "/", "--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session",
                 "--dev", "/dev", "--proc", "/proc"]
-        plan = mount_plan(show, hide_files, hide_dirs - {workdir}, private)
+        plan = mount_plan(show, hide_files, hide_dirs - {workdir}, private, vanishing=others)
         for op, p in plan:
             if op == "tmpfs":
                 args += ["--tmpfs", p]
