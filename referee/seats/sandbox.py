@@ -653,8 +653,11 @@ def mount_plan(show: Iterable[str], hide_files: Iterable[str], hide_dirs: Iterab
         while d != "/" and not os.path.isdir(d):  # not made yet: whatever is made in its place later stays unseen
             d = os.path.dirname(d)
         if d != "/":
-            # a private folder stays empty but for the shown paths; another one keeps all but the outputs
-            covers[d] = covers.get(d, False) or (d not in private and any(_under(s, d) for s in show))
+            # a private folder stays empty but for the shown paths; another one keeps all but the outputs,
+            # unless it lies in a hidden folder (itself, or below it, without a shown folder between them)
+            above = [h for h in hide_dirs if _under(d, h)]
+            seen = not above or any(_under(d, s) and _under(s, max(above, key=len)) for s in show)
+            covers[d] = covers.get(d, False) or (d not in private and seen and any(_under(s, d) for s in show))
 
     def build(covers: dict[str, bool]) -> list[tuple[str, str]]:
         ops: dict[str, str] = {}
